@@ -1,0 +1,3 @@
+from chatcrm.cli import main
+
+main()

@@ -1,0 +1,108 @@
+"""Request dependencies: the database, the authenticated caller, the selected workspace."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, Header, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from chatcrm.api.errors import BadRequest, Forbidden, ValidationFailed, WorkspaceRequired
+from chatcrm.auth.service import AuthCache, Principal, authenticate, check_workspace
+from chatcrm.core.values import FieldError
+from chatcrm.db.engine import Database
+
+# Declared for the OpenAPI document; authentication itself reads the header below.
+_bearer_scheme = HTTPBearer(auto_error=False, description="An API key: `Bearer ccrm_…`")
+
+
+def get_db(request: Request) -> Database:
+    db: Database = request.app.state.db
+    return db
+
+
+async def get_principal(
+    request: Request,
+    _doc: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer_scheme)],
+) -> Principal:
+    state = request.app.state
+    cache: AuthCache = state.auth_cache
+    principal = await authenticate(state.db, cache, request.headers.get("authorization"))
+    request.state.principal = principal
+    return principal
+
+
+Db = Annotated[Database, Depends(get_db)]
+Caller = Annotated[Principal, Depends(get_principal)]
+WorkspaceHeader = Annotated[
+    str | None,
+    Header(
+        alias="x-workspace-id",
+        description="The workspace the request acts in.",
+        convert_underscores=False,
+    ),
+]
+IfMatch = Annotated[
+    str | None,
+    Header(alias="If-Match", description="Apply the update only to this version (ETag)."),
+]
+
+
+def _given(value: str | None) -> str | None:
+    return value if value else None
+
+
+async def select_workspace(
+    request: Request,
+    principal: Principal,
+    *,
+    header: str | None,
+    query: str | None = None,
+    body: dict[str, Any] | None = None,
+    header_required: bool = False,
+    query_required: bool = False,
+) -> str:
+    """Apply the contract's workspace rules and check the caller may use the workspace.
+
+    Every place that names a workspace (header, `workspaceId` in query or body) must name
+    the same one (403 otherwise); a required header missing is 401 WORKSPACE_REQUIRED, a
+    required query parameter missing is 400; with none named at all, 401.
+    """
+    header = _given(header)
+    query = _given(query)
+    in_body: str | None = None
+    if body is not None and body.get("workspaceId") is not None:
+        value = body["workspaceId"]
+        if not isinstance(value, str):
+            raise ValidationFailed([FieldError("workspaceId", "must be a string")])
+        in_body = _given(value)
+    if header_required and header is None:
+        raise WorkspaceRequired("The header 'x-workspace-id' is required: name the workspace.")
+    if query_required and query is None:
+        raise BadRequest.field("workspaceId", "The query parameter 'workspaceId' is required.")
+    named = [w for w in (header, query, in_body) if w is not None]
+    if not named:
+        raise WorkspaceRequired(
+            "No workspace named: send the header 'x-workspace-id' (or workspaceId)."
+        )
+    if any(w != named[0] for w in named):
+        raise Forbidden("The header 'x-workspace-id' and 'workspaceId' name different workspaces.")
+    state = request.app.state
+    return await check_workspace(state.db, state.auth_cache, principal, named[0])
+
+
+def check_body_workspace(body: dict[str, Any], workspace_id: str) -> None:
+    """A `workspaceId` in an update body must name the workspace already selected."""
+    value = body.get("workspaceId")
+    if value is None or value == "":
+        return
+    if not isinstance(value, str):
+        raise ValidationFailed([FieldError("workspaceId", "must be a string")])
+    if value != workspace_id:
+        raise Forbidden("The body 'workspaceId' and the header 'x-workspace-id' differ.")
+
+
+def require_query(name: str, value: str | None) -> str:
+    if not value:
+        raise BadRequest.field(name, f"The query parameter '{name}' is required.")
+    return value

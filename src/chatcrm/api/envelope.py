@@ -1,0 +1,70 @@
+"""The response envelope `{success, code, errorCode, message, data}`, rendered with orjson.
+
+Records are plain dicts built in contract key order by the serializers; orjson keeps that
+order, and money arrives here as `orjson.Fragment` so it is written exactly.
+"""
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+import orjson
+from starlette.responses import Response
+
+from chatcrm.core.money import money_json
+
+JSON_MEDIA_TYPE = "application/json"
+
+
+def _default(value: object) -> Any:
+    if isinstance(value, Decimal):
+        return money_json(value) if value.is_finite() else None
+    if isinstance(value, int):  # beyond 64 bits orjson refuses plain ints
+        return orjson.Fragment(str(value).encode())
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def dumps(value: object) -> bytes:
+    return orjson.dumps(value, default=_default)
+
+
+def envelope_bytes(
+    *, code: int, message: str, data: object = None, error_code: str | None = None
+) -> bytes:
+    return dumps(
+        {
+            "success": code == 200,
+            "code": code,
+            "errorCode": error_code,
+            "message": message,
+            "data": data,
+        }
+    )
+
+
+class EnvelopeResponse(Response):
+    media_type = JSON_MEDIA_TYPE
+
+
+def ok(
+    message: str, data: object = None, *, headers: Mapping[str, str] | None = None
+) -> EnvelopeResponse:
+    """A success: HTTP 200, `success: true`, `errorCode: null`."""
+    return EnvelopeResponse(
+        envelope_bytes(code=200, message=message, data=data), status_code=200, headers=headers
+    )
+
+
+def error_response(
+    *,
+    status: int,
+    error_code: str,
+    message: str,
+    data: object = None,
+    headers: Mapping[str, str] | None = None,
+) -> EnvelopeResponse:
+    return EnvelopeResponse(
+        envelope_bytes(code=status, message=message, data=data, error_code=error_code),
+        status_code=status,
+        headers=headers,
+    )

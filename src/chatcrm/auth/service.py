@@ -1,0 +1,132 @@
+"""Who is calling (API key → account) and which workspaces that caller may use."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from chatcrm.api.errors import Forbidden, Unauthorized
+from chatcrm.auth import keys
+from chatcrm.auth import repository as repo
+from chatcrm.core.ids import is_id, new_id
+from chatcrm.core.timefmt import utcnow
+from chatcrm.db.engine import Database
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    key_id: str
+    account_id: str
+
+
+class AuthCache:
+    """Per-process caches on the authentication path.
+
+    Keys are cached for at most `ttl` seconds, so a key revoked anywhere stops working
+    everywhere within that time. A workspace never changes account, so that mapping is
+    cached without expiry (bounded in size).
+    """
+
+    MAX_WORKSPACES = 100_000
+
+    def __init__(self, ttl: float) -> None:
+        self.ttl = ttl
+        self._keys: dict[str, tuple[str, str, float]] = {}
+        self._workspaces: dict[str, str] = {}
+
+    def key(self, key_id: str) -> tuple[str, str] | None:
+        hit = self._keys.get(key_id)
+        if hit is None:
+            return None
+        if time.monotonic() - hit[2] > self.ttl:
+            del self._keys[key_id]
+            return None
+        return hit[0], hit[1]
+
+    def put_key(self, key_id: str, account_id: str, secret_hash: str) -> None:
+        if self.ttl > 0:
+            if len(self._keys) > self.MAX_WORKSPACES:
+                self._keys.clear()
+            self._keys[key_id] = (account_id, secret_hash, time.monotonic())
+
+    def forget_key(self, key_id: str) -> None:
+        self._keys.pop(key_id, None)
+
+    def workspace(self, workspace_id: str) -> str | None:
+        return self._workspaces.get(workspace_id)
+
+    def put_workspace(self, workspace_id: str, account_id: str) -> None:
+        if len(self._workspaces) > self.MAX_WORKSPACES:
+            self._workspaces.clear()
+        self._workspaces[workspace_id] = account_id
+
+
+def bearer_token(authorization: str | None) -> str:
+    if not authorization:
+        raise Unauthorized("Missing API key: send the header 'Authorization: Bearer <api key>'.")
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("Malformed Authorization header: expected 'Bearer <api key>'.")
+    return token.strip()
+
+
+async def authenticate(db: Database, cache: AuthCache, authorization: str | None) -> Principal:
+    parsed = keys.parse_key(bearer_token(authorization))
+    if parsed is None:
+        raise Unauthorized("The API key is not valid.")
+    key_id, secret = parsed
+    cached = cache.key(key_id)
+    if cached is None:
+        async with db.read() as conn:
+            row = await repo.get_key(conn, key_id)
+        if row is None or row["revoked_at"] is not None:
+            raise Unauthorized("The API key is not valid or has been revoked.")
+        cached = (row["account_id"], row["secret_hash"])
+        cache.put_key(key_id, *cached)
+    account_id, secret_hash = cached
+    if not keys.secret_matches(secret, secret_hash):
+        raise Unauthorized("The API key is not valid or has been revoked.")
+    return Principal(key_id=key_id, account_id=account_id)
+
+
+def _forbidden(workspace_id: str) -> Forbidden:
+    return Forbidden(
+        f"This API key cannot use workspace '{workspace_id}': "
+        "it does not exist or belongs to another account."
+    )
+
+
+async def check_workspace(
+    db: Database, cache: AuthCache, principal: Principal, workspace_id: str
+) -> str:
+    """The workspace id if the caller's account owns it; 403 otherwise (also when unknown)."""
+    if not is_id(workspace_id):
+        raise _forbidden(workspace_id)
+    owner = cache.workspace(workspace_id)
+    if owner is None:
+        async with db.read() as conn:
+            owner = await repo.workspace_account(conn, workspace_id)
+        if owner is None:
+            raise _forbidden(workspace_id)
+        cache.put_workspace(workspace_id, owner)
+    if owner != principal.account_id:
+        raise _forbidden(workspace_id)
+    return workspace_id
+
+
+async def create_account(conn: AsyncConnection, *, name: str = "chatcrm account") -> str:
+    account_id = new_id()
+    await repo.insert_account(conn, account_id=account_id, name=name, now=utcnow())
+    return account_id
+
+
+async def create_key(conn: AsyncConnection, *, account_id: str) -> tuple[str, str]:
+    """(key id, the API key itself: shown once, stored only as a hash)."""
+    key_id = new_id()
+    raw, secret_hash = keys.new_key(key_id)
+    await repo.insert_key(
+        conn, key_id=key_id, account_id=account_id, secret_hash=secret_hash, now=utcnow()
+    )
+    return key_id, raw

@@ -1,0 +1,31 @@
+"""Configuration from `CHATCRM_*` environment variables (and CLI flags that override them)."""
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DATABASE_URL = "sqlite:///./chatcrm.db"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CHATCRM_", extra="ignore")
+
+    database_url: str = DEFAULT_DATABASE_URL
+    # Connections each worker process keeps to PostgreSQL (SQLite uses its own small pools).
+    db_pool_size: int = Field(default=10, ge=1, le=200)
+    db_max_overflow: int = Field(default=10, ge=0, le=200)
+    # Seconds to wait for a connection to open or a pool slot to free before answering 503.
+    db_connect_timeout: float = Field(default=5.0, gt=0)
+    # Seconds one statement may run on PostgreSQL before it is cancelled.
+    db_statement_timeout: float = Field(default=30.0, gt=0)
+    # Milliseconds an SQLite writer waits for another process's write lock.
+    sqlite_busy_timeout_ms: int = Field(default=10_000, ge=0)
+    # FULL: a commit answered 200 survives power loss, not only a process crash.
+    sqlite_synchronous: str = Field(default="FULL", pattern="^(OFF|NORMAL|FULL|EXTRA)$")
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # Requests per second per API key (token bucket); 0 turns limiting off.
+    rate_limit: float = Field(default=100.0, ge=0)
+    rate_burst: int = Field(default=200, ge=1)
+    # Seconds an authenticated API key stays cached in a worker.
+    key_cache_ttl: float = Field(default=5.0, ge=0, le=5.0)
+    log_level: str = "info"
+    log_json: bool = True

@@ -1,0 +1,37 @@
+"""JSON kept as text in the database (files, variables, aggregated tags) and passed through."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+import orjson
+
+from chatcrm.api.envelope import dumps
+
+
+def to_text(value: Any) -> str:
+    """Canonical JSON text; Decimals stay exact."""
+    return dumps(value).decode()
+
+
+def raw(text: str | bytes | None, *, empty: bytes = b"[]") -> orjson.Fragment:
+    """Stored JSON text inserted into a response as is, without parsing it."""
+    if text is None:
+        return orjson.Fragment(empty)
+    return orjson.Fragment(text if isinstance(text, bytes) else text.encode())
+
+
+def aggregated(text: str | None) -> list[Any]:
+    """A JSON array aggregated by the database, re-emitted compactly by orjson later
+    (PostgreSQL's json_build_object writes `{"id" : …}` with spaces)."""
+    if not text or text == "[]":
+        return []
+    result: list[Any] = orjson.loads(text)
+    return result
+
+
+def load_exact(text: str) -> Any:
+    """Parse stored JSON keeping every number exact (for read-modify-write of variables)."""
+    return json.loads(text, parse_float=Decimal)

@@ -1,0 +1,53 @@
+"""Dialect-specific SQL that aggregates child rows into a JSON array in the parent's query.
+
+Reading a contact with its tags (or an opportunity with its activities) is then a single
+statement, one round trip. Objects are built in SQL with keys in contract order and
+timestamps already in wire format, so the text can be passed to the client unparsed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import ColumnElement, Text, func, literal, literal_column, select
+from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy.sql.expression import ColumnClause
+
+_PG_TS_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
+
+
+def iso_text(column: Any, dialect: str) -> ColumnElement[str]:
+    """A timestamp column rendered as `2025-04-07T21:56:19.325443Z` by the database."""
+    if dialect == "postgresql":
+        return func.to_char(func.timezone("UTC", column), _PG_TS_FORMAT)
+    # SQLite stores `YYYY-MM-DD HH:MM:SS.ffffff` (always six fractional digits).
+    return func.replace(column, " ", "T").op("||")("Z")
+
+
+def json_array_of_objects(
+    *,
+    dialect: str,
+    pairs: list[tuple[str, Any]],
+    from_: Any,
+    where: Any,
+    order_by: list[Any],
+) -> ColumnElement[str]:
+    """Scalar subquery: `[{k: v, ...}, ...]` over the rows of `from_`, ordered, `[]` if none."""
+    args: list[Any] = []
+    for key, value in pairs:
+        args.extend([literal(key), value])
+    if dialect == "postgresql":
+        obj = func.json_build_object(*args)
+        agg = func.json_agg(aggregate_order_by(obj, *order_by))
+        inner = select(func.coalesce(agg, literal_column("'[]'::json")).cast(Text))
+        return inner.select_from(from_).where(where).scalar_subquery()
+    # SQLite (3.40 has no ORDER BY inside aggregates): aggregate an ordered subquery.
+    ordered = (
+        select(func.json_object(*args).label("obj"))
+        .select_from(from_)
+        .where(where)
+        .order_by(*order_by)
+        .subquery()
+    )
+    obj_col: ColumnClause[Any] = ordered.c.obj
+    return select(func.json_group_array(func.json(obj_col))).scalar_subquery()

@@ -1,0 +1,207 @@
+"""Opportunity rules (contract B.2): create with its code, read, update."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from chatcrm.api.bodyrules import check_create_body, fields_to_update
+from chatcrm.api.conditional import check_if_match, etag
+from chatcrm.api.errors import OpportunityNotFound, ValidationFailed
+from chatcrm.core.ids import is_id, new_id
+from chatcrm.core.jsontext import to_text
+from chatcrm.core.timefmt import utcnow
+from chatcrm.core.values import FieldError
+from chatcrm.db.engine import Database
+from chatcrm.opportunities import fields
+from chatcrm.opportunities import repository as repo
+from chatcrm.workspaces import repository as workspaces
+from chatcrm.workspaces.references import References
+
+
+async def get(db: Database, workspace_id: str, opportunity_id: str) -> RowMapping:
+    if not is_id(opportunity_id):
+        raise OpportunityNotFound(opportunity_id)
+    async with db.read() as conn:
+        row = await repo.get(conn, workspace_id, opportunity_id)
+    if row is None:
+        raise OpportunityNotFound(opportunity_id)
+    return row
+
+
+async def _check_contact(refs: References, field: str, contact_id: str | None) -> None:
+    if contact_id is None:
+        return
+    if not (
+        is_id(contact_id)
+        and await repo.live_contact_exists(refs.conn, refs.workspace_id, contact_id)
+    ):
+        refs.errors.append(FieldError(field, "is not a contact of this workspace"))
+
+
+async def create(
+    db: Database, *, workspace_id: str, key_id: str, body: dict[str, Any]
+) -> RowMapping:
+    check_create_body(body, allowed=fields.CREATE_FIELDS, required=("name", "amount"))
+    present = [k for k in body if k in fields.VALIDATORS and body[k] is not None]
+    clean, errors = fields.validate(present, body)
+    agent_field = "assignedComercialId" if "assignedComercialId" in clean else "assignedAgentId"
+    if (
+        "assignedComercialId" in clean
+        and "assignedAgentId" in clean
+        and clean["assignedComercialId"] != clean["assignedAgentId"]
+    ):
+        errors.append(FieldError("assignedAgentId", "differs from assignedComercialId"))
+    if errors:
+        raise ValidationFailed(errors)
+    agent_id = clean.get(agent_field)
+    amount = clean["amount"]
+    final_amount = clean.get("finalAmount")
+    now = utcnow()
+    opportunity_id = new_id()
+    async with db.write() as conn:
+        refs = References(conn, workspace_id)
+        stage_id = clean.get("stageId")
+        if stage_id is not None:
+            await refs.stage("stageId", stage_id, "opportunity")
+        await refs.agent(agent_field, agent_id)
+        await refs.segmentation("segmentationId", clean.get("segmentationId"))
+        await _check_contact(refs, "contactId", clean.get("contactId"))
+        refs.check()
+        if stage_id is None:
+            stage_id = await workspaces.first_stage(conn, workspace_id, "opportunity")
+            if stage_id is None:
+                raise ValidationFailed(
+                    [FieldError("stageId", "the workspace has no opportunity stage; create one")]
+                )
+        # Drawn last, after every check: the counter row stays locked for the shortest time.
+        number = await repo.next_code_number(conn, workspace_id, now.year)
+        await repo.insert_opportunity(
+            conn,
+            {
+                "workspace_id": workspace_id,
+                "id": opportunity_id,
+                "version": 1,
+                "code": f"OPP-{now.year}-{number:04d}",
+                "opport_status": fields.STATUS_OPEN,
+                "win_loss_status": fields.OPEN,
+                "win_loss_date": None,
+                "final_amount": final_amount if final_amount is not None else amount,
+                "final_amount_set": final_amount is not None,
+                "created_at": now,
+                "creation_type_id": fields.CREATED_BY_API,
+                "updated_at": None,
+                "modified_at": now,
+                "deleted_at": None,
+                "deleted_by": None,
+                "status_id": fields.ACTIVE,
+                "files": to_text(clean.get("files", [])),
+                "order_in_cards": await repo.next_card_position(conn, workspace_id, stage_id),
+                "order_in_cards_updated_at": now,
+                "segmentation_id": clean.get("segmentationId"),
+                "name": clean["name"],
+                "description": clean.get("description", ""),
+                "amount": amount,
+                "created_by": key_id,
+                "contact_id": clean.get("contactId"),
+                "expiration_date": clean.get("expirationDate"),
+                "assigned_agent_id": agent_id,
+                "stage_id": stage_id,
+            },
+        )
+        row = await repo.get(conn, workspace_id, opportunity_id)
+    assert row is not None
+    return row
+
+
+async def update(
+    db: Database,
+    *,
+    workspace_id: str,
+    opportunity_id: str,
+    body: dict[str, Any],
+    if_match: str | None = None,
+) -> RowMapping:
+    names = fields_to_update(
+        body, updatable=fields.UPDATABLE, read_only=fields.READ_ONLY, record_id=opportunity_id
+    )
+    clean, errors = fields.validate(names, body)
+    if errors:
+        raise ValidationFailed(errors)
+    if not is_id(opportunity_id):
+        raise OpportunityNotFound(opportunity_id)
+    now = utcnow()
+    async with db.write() as conn:
+        current = await repo.lock(conn, workspace_id, opportunity_id)
+        if current is None:
+            raise OpportunityNotFound(opportunity_id)
+        check_if_match(if_match, etag(current))
+        refs = References(conn, workspace_id)
+        if "stageId" in clean:
+            await refs.stage("stageId", clean["stageId"], "opportunity")
+        if "assignedAgentId" in clean:
+            await refs.agent("assignedAgentId", clean["assignedAgentId"])
+        if "segmentationId" in clean:
+            await refs.segmentation("segmentationId", clean["segmentationId"])
+        if "contactId" in clean:
+            await _check_contact(refs, "contactId", clean["contactId"])
+        refs.check()
+        changes = await _changes(conn, workspace_id, current, clean, now)
+        await repo.update_opportunity(conn, workspace_id, opportunity_id, changes)
+        row = await repo.get(conn, workspace_id, opportunity_id)
+    assert row is not None
+    return row
+
+
+async def _changes(
+    conn: AsyncConnection,
+    workspace_id: str,
+    current: RowMapping,
+    clean: dict[str, Any],
+    now: datetime,
+) -> dict[str, Any]:
+    changes: dict[str, Any] = {
+        "version": current["version"] + 1,
+        "updated_at": now,
+        "modified_at": now,
+    }
+    simple = {
+        "name": "name",
+        "description": "description",
+        "assignedAgentId": "assigned_agent_id",
+        "segmentationId": "segmentation_id",
+        "expirationDate": "expiration_date",
+        "contactId": "contact_id",
+    }
+    for field, column in simple.items():
+        if field in clean:
+            changes[column] = clean[field]
+    if "amount" in clean:
+        changes["amount"] = clean["amount"]
+        if not current["final_amount_set"] and "finalAmount" not in clean:
+            changes["final_amount"] = clean["amount"]  # finalAmount follows amount until set
+    if "finalAmount" in clean:
+        changes["final_amount"] = clean["finalAmount"]
+        changes["final_amount_set"] = True
+    if "files" in clean:
+        changes["files"] = to_text(clean["files"])
+    if "stageId" in clean and clean["stageId"] != current["stage_id"]:
+        changes["stage_id"] = clean["stageId"]
+        changes["order_in_cards"] = await repo.next_card_position(
+            conn, workspace_id, clean["stageId"]
+        )
+        changes["order_in_cards_updated_at"] = now
+    if "orderInCards" in clean:
+        changes["order_in_cards"] = clean["orderInCards"]
+        changes["order_in_cards_updated_at"] = now
+    if "winLossStatus" in clean:
+        status = clean["winLossStatus"]
+        changes["win_loss_status"] = status
+        if status == fields.OPEN:
+            changes.update(win_loss_date=None, opport_status=fields.STATUS_OPEN)
+        else:
+            changes.update(win_loss_date=now, opport_status=fields.STATUS_CLOSED)
+    return changes

@@ -1,0 +1,44 @@
+"""Operations endpoints: liveness and readiness (no authentication)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+from sqlalchemy import text
+from starlette.responses import Response
+
+from chatcrm.api import messages as m
+from chatcrm.api.deps import Db
+from chatcrm.api.envelope import ok
+from chatcrm.api.errors import ServiceUnavailable, is_unavailable
+from chatcrm.api.openapi import responses
+
+router = APIRouter(tags=["operations"])
+
+
+class Health(BaseModel):
+    status: str
+
+
+class Readiness(BaseModel):
+    status: str
+    database: str
+
+
+@router.get("/health", operation_id="health", responses=responses(Health))
+async def health() -> Response:
+    """The process is up (does not touch the database)."""
+    return ok(m.HEALTHY, {"status": "ok"})
+
+
+@router.get("/ready", operation_id="ready", responses=responses(Readiness, 503))
+async def ready(db: Db) -> Response:
+    """The database answers a query."""
+    try:
+        async with db.read() as conn:
+            await conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        if is_unavailable(exc):
+            raise ServiceUnavailable("The database is unreachable.") from exc
+        raise
+    return ok(m.READY, {"status": "ready", "database": db.dialect})

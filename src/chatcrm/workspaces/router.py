@@ -1,0 +1,155 @@
+"""Workspace endpoints: read (B.3) and set-up (contract C)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncConnection
+from starlette.responses import Response
+
+from chatcrm.api import messages as m
+from chatcrm.api.body import read_json_object
+from chatcrm.api.bodyrules import check_create_body
+from chatcrm.api.deps import Caller, Db, WorkspaceHeader, check_body_workspace, select_workspace
+from chatcrm.api.envelope import ok
+from chatcrm.api.errors import ValidationFailed
+from chatcrm.api.openapi import json_body, responses
+from chatcrm.core import values as v
+from chatcrm.core.values import FieldError
+from chatcrm.workspaces import schemas, service
+
+router = APIRouter(tags=["workspaces"])
+
+
+@router.get(
+    "/api/workspace/{workspaceId}",
+    operation_id="getWorkspace",
+    summary="Get workspace",
+    responses=responses(schemas.Workspace, 401, 403),
+)
+async def get_workspace(
+    request: Request,
+    workspaceId: str,
+    caller: Caller,
+    db: Db,
+    x_workspace_id: WorkspaceHeader = None,
+) -> Response:
+    workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
+    async with db.read() as conn:
+        view = await service.workspace_view(conn, workspace_id)
+    return ok(m.WORKSPACE_OBTAINED, view)
+
+
+@router.post(
+    "/api/workspace",
+    operation_id="createWorkspace",
+    summary="Create a workspace for the key's account",
+    responses=responses(schemas.Workspace, 400, 401, 413, 415, 422),
+    openapi_extra=json_body(schemas.WorkspaceCreateBody),
+)
+async def create_workspace(request: Request, caller: Caller, db: Db) -> Response:
+    body = await read_json_object(request)
+    check_create_body(body, allowed=frozenset({"name", "timezone"}), required=("name",))
+    errors: list[FieldError] = []
+    name = timezone = None
+    try:
+        name = v.required_text("name", body["name"])
+    except FieldError as exc:
+        errors.append(exc)
+    try:
+        timezone = (
+            service.timezone_name("timezone", body["timezone"])
+            if body.get("timezone") is not None
+            else "UTC"
+        )
+    except FieldError as exc:
+        errors.append(exc)
+    if errors:
+        raise ValidationFailed(errors)
+    assert name is not None and timezone is not None
+    async with db.write() as conn:
+        workspace_id = await service.create_workspace(
+            conn, account_id=caller.account_id, name=name, timezone=timezone
+        )
+        view = await service.workspace_view(conn, workspace_id)
+    return ok(m.WORKSPACE_CREATED, view)
+
+
+AddItem = Callable[[AsyncConnection, str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def _setup_route(
+    path: str,
+    operation_id: str,
+    summary: str,
+    message: str,
+    add: AddItem,
+    body_model: type[BaseModel],
+    data_model: type[BaseModel],
+) -> None:
+    async def endpoint(
+        request: Request,
+        workspaceId: str,
+        caller: Caller,
+        db: Db,
+        x_workspace_id: WorkspaceHeader = None,
+    ) -> Response:
+        workspace_id = await select_workspace(
+            request, caller, header=x_workspace_id, query=workspaceId
+        )
+        body = await read_json_object(request)
+        check_body_workspace(body, workspace_id)
+        async with db.write() as conn:
+            item = await add(conn, workspace_id, body)
+        return ok(message, item)
+
+    router.add_api_route(
+        f"/api/workspace/{{workspaceId}}/{path}",
+        endpoint,
+        methods=["POST"],
+        operation_id=operation_id,
+        summary=summary,
+        responses=responses(data_model, 400, 401, 403, 413, 415, 422),
+        openapi_extra=json_body(body_model),
+    )
+
+
+_setup_route(
+    "stages",
+    "createStage",
+    "Add a stage",
+    m.STAGE_CREATED,
+    service.add_stage,
+    schemas.StageCreateBody,
+    schemas.Stage,
+)
+_setup_route(
+    "tags",
+    "createTag",
+    "Add a tag",
+    m.TAG_CREATED,
+    service.add_tag,
+    schemas.TagCreateBody,
+    schemas.TagItem,
+)
+_setup_route(
+    "segmentations",
+    "createSegmentation",
+    "Add a segmentation",
+    m.SEGMENTATION_CREATED,
+    service.add_segmentation,
+    schemas.SegmentationCreateBody,
+    schemas.Segmentation,
+)
+_setup_route(
+    "agents",
+    "createAgent",
+    "Add an agent",
+    m.AGENT_CREATED,
+    service.add_agent,
+    schemas.AgentCreateBody,
+    schemas.Agent,
+)

@@ -1,0 +1,193 @@
+"""Workspaces: creation with default stages, the workspace view, and set-up items."""
+
+from __future__ import annotations
+
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from chatcrm.api.bodyrules import check_create_body
+from chatcrm.api.errors import NotFound, ValidationFailed
+from chatcrm.core import values as v
+from chatcrm.core.ids import new_id
+from chatcrm.core.timefmt import iso, utcnow
+from chatcrm.core.values import FieldError
+from chatcrm.workspaces import repository as repo
+
+DEFAULT_CONTACT_STAGES = ("New", "In progress", "Follow-up", "Closed")
+DEFAULT_OPPORTUNITY_STAGES = ("Qualification", "Proposal", "Negotiation", "Closing")
+STAGE_KINDS = ("contact", "opportunity")
+
+
+def timezone_name(field: str, value: object) -> str:
+    name = v.required_text(field, value, max_len=64)
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise FieldError(field, "must be an IANA time zone, e.g. America/Lima") from exc
+    return name
+
+
+async def create_workspace(
+    conn: AsyncConnection, *, account_id: str, name: str, timezone: str = "UTC"
+) -> str:
+    """A new workspace of the account, with the default contact and opportunity stages."""
+    workspace_id = new_id()
+    now = utcnow()
+    await repo.insert_workspace(
+        conn,
+        workspace_id=workspace_id,
+        account_id=account_id,
+        name=name,
+        timezone=timezone,
+        now=now,
+    )
+    for kind, names in (
+        ("contact", DEFAULT_CONTACT_STAGES),
+        ("opportunity", DEFAULT_OPPORTUNITY_STAGES),
+    ):
+        for position, stage_name in enumerate(names, start=1):
+            await repo.insert_stage(
+                conn,
+                workspace_id=workspace_id,
+                stage_id=new_id(),
+                kind=kind,
+                name=stage_name,
+                position=position,
+                now=now,
+            )
+    return workspace_id
+
+
+async def workspace_view(conn: AsyncConnection, workspace_id: str) -> dict[str, Any]:
+    row = await repo.get_workspace(conn, workspace_id)
+    if row is None:  # access was checked before, so this is a workspace deleted meanwhile
+        raise NotFound(f"No workspace with id '{workspace_id}'.")
+    stage_rows = await repo.list_stages(conn, workspace_id)
+
+    def stages_of(kind: str) -> list[dict[str, Any]]:
+        return [
+            {"id": s["id"], "name": s["name"], "order": s["position"]}
+            for s in stage_rows
+            if s["kind"] == kind
+        ]
+
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "timezone": row["timezone"],
+        "contactStages": stages_of("contact"),
+        "opportunityStages": stages_of("opportunity"),
+        "segmentations": [
+            {"id": s["id"], "name": s["name"]}
+            for s in await repo.list_segmentations(conn, workspace_id)
+        ],
+        "tags": [
+            {"id": t["id"], "name": t["name"], "color": t["color"]}
+            for t in await repo.list_tags(conn, workspace_id)
+        ],
+        "agents": [
+            {"id": a["id"], "name": a["name"], "email": a["email"]}
+            for a in await repo.list_agents(conn, workspace_id)
+        ],
+        "createdAt": iso(row["created_at"]),
+        "updatedAt": iso(row["updated_at"]),
+    }
+
+
+async def add_stage(
+    conn: AsyncConnection, workspace_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    check_create_body(body, allowed=frozenset({"kind", "name"}), required=("kind", "name"))
+    errors: list[FieldError] = []
+    kind = body["kind"]
+    if kind not in STAGE_KINDS:
+        errors.append(FieldError("kind", 'must be "contact" or "opportunity"'))
+    try:
+        name = v.required_text("name", body["name"])
+    except FieldError as exc:
+        errors.append(exc)
+    if errors:
+        raise ValidationFailed(errors)
+    now = utcnow()
+    position = await repo.next_stage_position(conn, workspace_id, kind)
+    stage_id = new_id()
+    await repo.insert_stage(
+        conn,
+        workspace_id=workspace_id,
+        stage_id=stage_id,
+        kind=kind,
+        name=name,
+        position=position,
+        now=now,
+    )
+    await repo.touch_workspace(conn, workspace_id, now)
+    return {"id": stage_id, "name": name, "order": position}
+
+
+async def add_tag(conn: AsyncConnection, workspace_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    check_create_body(body, allowed=frozenset({"name", "color"}), required=("name",))
+    errors: list[FieldError] = []
+    name = color = None
+    try:
+        name = v.required_text("name", body["name"])
+    except FieldError as exc:
+        errors.append(exc)
+    try:
+        color = v.text("color", body.get("color"), nullable=True, max_len=v.NAME_MAX)
+    except FieldError as exc:
+        errors.append(exc)
+    if errors:
+        raise ValidationFailed(errors)
+    assert name is not None
+    now = utcnow()
+    tag_id = new_id()
+    await repo.insert_tag(
+        conn, workspace_id=workspace_id, tag_id=tag_id, name=name, color=color, now=now
+    )
+    await repo.touch_workspace(conn, workspace_id, now)
+    return {"id": tag_id, "name": name, "color": color}
+
+
+async def add_segmentation(
+    conn: AsyncConnection, workspace_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    check_create_body(body, allowed=frozenset({"name"}), required=("name",))
+    try:
+        name = v.required_text("name", body["name"])
+    except FieldError as exc:
+        raise ValidationFailed([exc]) from exc
+    now = utcnow()
+    segmentation_id = new_id()
+    await repo.insert_segmentation(
+        conn, workspace_id=workspace_id, segmentation_id=segmentation_id, name=name, now=now
+    )
+    await repo.touch_workspace(conn, workspace_id, now)
+    return {"id": segmentation_id, "name": name}
+
+
+async def add_agent(
+    conn: AsyncConnection, workspace_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    check_create_body(body, allowed=frozenset({"name", "email"}), required=("name", "email"))
+    errors: list[FieldError] = []
+    name = email = None
+    try:
+        name = v.required_text("name", body["name"])
+    except FieldError as exc:
+        errors.append(exc)
+    try:
+        email = v.email("email", body["email"], nullable=False)
+    except FieldError as exc:
+        errors.append(exc)
+    if errors:
+        raise ValidationFailed(errors)
+    assert name is not None and email is not None
+    now = utcnow()
+    agent_id = new_id()
+    await repo.insert_agent(
+        conn, workspace_id=workspace_id, agent_id=agent_id, name=name, email=email, now=now
+    )
+    await repo.touch_workspace(conn, workspace_id, now)
+    return {"id": agent_id, "name": name, "email": email}
