@@ -9,8 +9,10 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from chatcrm.api.errors import BadRequest, Forbidden, ValidationFailed, WorkspaceRequired
 from chatcrm.auth.service import AuthCache, Principal, authenticate, check_workspace
+from chatcrm.core.pagination import TokenCodec
 from chatcrm.core.values import FieldError
 from chatcrm.db.engine import Database
+from chatcrm.db.secrets import get_secret
 
 # Declared for the OpenAPI document; authentication itself reads the header below.
 _bearer_scheme = HTTPBearer(auto_error=False, description="An API key: `Bearer ccrm_…`")
@@ -32,8 +34,20 @@ async def get_principal(
     return principal
 
 
+async def get_codec(request: Request) -> TokenCodec:
+    """The continuation-token codec, keyed with the secret every node shares."""
+    state = request.app.state
+    codec: TokenCodec | None = getattr(state, "token_codec", None)
+    if codec is None:
+        async with state.db.read() as conn:
+            key = await get_secret(conn, "token_key")
+        codec = state.token_codec = TokenCodec(bytes.fromhex(key))
+    return codec
+
+
 Db = Annotated[Database, Depends(get_db)]
 Caller = Annotated[Principal, Depends(get_principal)]
+Codec = Annotated[TokenCodec, Depends(get_codec)]
 WorkspaceHeader = Annotated[
     str | None,
     Header(

@@ -12,7 +12,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chatcrm.db.jsonagg import iso_text, json_array_of_objects
-from chatcrm.db.schema import agents, contact_tags, contacts, tags
+from chatcrm.db.schema import agents, contact_activities, contact_tags, contacts, tags
 
 
 @cache
@@ -179,3 +179,49 @@ async def replace_tags(
                 for position, tag_id in enumerate(ordered)
             ],
         )
+
+
+async def soft_delete(
+    conn: AsyncConnection, workspace_id: str, contact_ids: list[str], *, key_id: str, now: datetime
+) -> set[str]:
+    """Mark live contacts deleted (rows stay: nothing is lost); returns the ids deleted."""
+    if not contact_ids:
+        return set()
+    result = await conn.execute(
+        update(contacts)
+        .where(
+            contacts.c.workspace_id == workspace_id,
+            contacts.c.id.in_(contact_ids),
+            contacts.c.deleted_at.is_(None),
+        )
+        .values(
+            deleted_at=now,
+            deleted_by=key_id,
+            modified_at=now,
+            version=contacts.c.version + 1,
+        )
+        .returning(contacts.c.id)
+    )
+    return set(result.scalars())
+
+
+async def is_live(conn: AsyncConnection, workspace_id: str, contact_id: str) -> bool:
+    result = await conn.execute(
+        select(contacts.c.id).where(
+            contacts.c.workspace_id == workspace_id,
+            contacts.c.id == contact_id,
+            contacts.c.deleted_at.is_(None),
+        )
+    )
+    return result.first() is not None
+
+
+async def insert_activity(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(insert(contact_activities).values(**values))
+
+
+def activities_statement(workspace_id: str, contact_id: str) -> Select[Any]:
+    acts = contact_activities.c
+    return select(acts.id, acts.content, acts.created_at, acts.created_by).where(
+        acts.workspace_id == workspace_id, acts.contact_id == contact_id
+    )

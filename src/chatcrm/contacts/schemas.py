@@ -140,3 +140,46 @@ class ContactCreateBody(BaseModel):
     platformSenderId: str | None = Field(default=None, max_length=200)
     platformSenderName: str | None = Field(default=None, max_length=200)
     platformSenderPhone: str | None = None
+
+
+class ContactPage(BaseModel):
+    workspaceId: str
+    continuationToken: str | None = Field(
+        description="Pass back to get the next page; null at the end."
+    )
+    data: list[ContactRead]
+
+
+class DeleteBatchItem(BaseModel):
+    model_config = _STRICT
+    ids: str
+
+
+class DeleteBatchBody(BaseModel):
+    model_config = _STRICT
+    workspaceId: str | None = None
+    contactIds: list[DeleteBatchItem] = Field(max_length=500)
+
+
+class DeleteBatchResult(BaseModel):
+    deletedIds: list[str]
+    notFoundIds: list[str]
+
+
+class ContactActivityBody(BaseModel):
+    model_config = _STRICT
+    workspaceId: str | None = None
+    content: str = Field(min_length=1, max_length=10_000)
+
+
+class ContactActivity(BaseModel):
+    id: str
+    content: str
+    date: str
+    createdBy: str
+
+
+class ContactActivityPage(BaseModel):
+    contactId: str
+    continuationToken: str | None
+    data: list[ContactActivity]

@@ -181,6 +181,12 @@ contacts = Table(
     Index("ix_contacts_list", "workspace_id", "created_at", "id"),
     Index("ix_contacts_stage_order", "workspace_id", "stage_id", "order_in_cards"),
     Index("ix_contacts_sender_phone", "workspace_id", "platform_sender_phone"),
+    # Indexes of the list filters (migration 0002); each ends in the list order.
+    Index("ix_contacts_phone", "workspace_id", "internal_whatsapp_number"),
+    Index("ix_contacts_stage_list", "workspace_id", "stage_id", "created_at", "id"),
+    Index("ix_contacts_agent_list", "workspace_id", "assigned_agent_id", "created_at", "id"),
+    Index("ix_contacts_solved_list", "workspace_id", "is_solved", "created_at", "id"),
+    Index("ix_contacts_modified", "workspace_id", "modified_at"),
     # Unique among live contacts only: a soft-deleted contact frees its phone and email.
     Index(
         "uq_contacts_phone_live",
@@ -276,6 +282,10 @@ opportunities = Table(
     Index("ix_opportunities_list", "workspace_id", "created_at", "id"),
     Index("ix_opportunities_stage_order", "workspace_id", "stage_id", "order_in_cards"),
     Index("ix_opportunities_contact", "workspace_id", "contact_id"),
+    Index("ix_opportunities_stage_list", "workspace_id", "stage_id", "created_at", "id"),
+    Index("ix_opportunities_agent_list", "workspace_id", "assigned_agent_id", "created_at", "id"),
+    Index("ix_opportunities_status_list", "workspace_id", "win_loss_status", "created_at", "id"),
+    Index("ix_opportunities_modified", "workspace_id", "modified_at"),
 )
 
 opportunity_activities = Table(

@@ -133,3 +133,7 @@ async def mark_updated(
             modified_at=now,
         )
     )
+
+
+async def insert_activity(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(insert(opportunity_activities).values(**values))

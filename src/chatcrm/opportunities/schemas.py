@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -92,3 +93,26 @@ class OpportunityCreateBody(BaseModel):
     segmentationId: str | None = None
     finalAmount: Money | None = Field(default=None, ge=0, le=10**12, decimal_places=4)
     files: list[str] | None = Field(default=None, max_length=100)
+
+
+class OpportunityPage(BaseModel):
+    workspaceId: str
+    continuationToken: str | None
+    data: list[Opportunity]
+
+
+class OpportunityById(BaseModel):
+    opportunityId: str
+    data: list[Opportunity]
+
+
+class OpportunityDeleted(BaseModel):
+    id: str
+
+
+class OpportunityActivityBody(BaseModel):
+    model_config = _STRICT
+    workspaceId: str | None = None
+    content: str = Field(min_length=1, max_length=10_000)
+    date: str | None = Field(default=None, description="ISO 8601; default now.")
+    categoryType: Literal["Calls", "Meeting", "Whatsapp", "Email"]

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from chatcrm.api.bodyrules import check_create_body, fields_to_update
 from chatcrm.api.conditional import check_if_match, etag
 from chatcrm.api.errors import OpportunityNotFound, ValidationFailed
+from chatcrm.core import values as v
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.jsontext import to_text
 from chatcrm.core.timefmt import utcnow
@@ -205,3 +206,91 @@ async def _changes(
         else:
             changes.update(win_loss_date=now, opport_status=fields.STATUS_CLOSED)
     return changes
+
+
+async def delete(
+    db: Database,
+    *,
+    workspace_id: str,
+    opportunity_id: str,
+    key_id: str,
+    if_match: str | None = None,
+) -> None:
+    """Soft delete: the row stays (nothing is lost) but leaves every read and list."""
+    if not is_id(opportunity_id):
+        raise OpportunityNotFound(opportunity_id)
+    now = utcnow()
+    async with db.write() as conn:
+        current = await repo.lock(conn, workspace_id, opportunity_id)
+        if current is None:
+            raise OpportunityNotFound(opportunity_id)
+        check_if_match(if_match, etag(current))
+        await repo.update_opportunity(
+            conn,
+            workspace_id,
+            opportunity_id,
+            {
+                "deleted_at": now,
+                "deleted_by": key_id,
+                "status_id": fields.DELETED,
+                "version": current["version"] + 1,
+                "modified_at": now,
+            },
+        )
+
+
+async def add_activity(
+    db: Database,
+    *,
+    workspace_id: str,
+    opportunity_id: str,
+    key_id: str,
+    body: dict[str, Any],
+) -> None:
+    check_create_body(
+        body,
+        allowed=frozenset({"content", "date", "categoryType"}),
+        required=("content", "categoryType"),
+    )
+    errors: list[FieldError] = []
+    content = category = None
+    try:
+        content = v.required_text("content", body["content"], max_len=v.TEXT_MAX)
+    except FieldError as exc:
+        errors.append(exc)
+    if body["categoryType"] not in fields.ACTIVITY_CATEGORIES:
+        errors.append(
+            FieldError("categoryType", f"must be one of {', '.join(fields.ACTIVITY_CATEGORIES)}")
+        )
+    else:
+        category = body["categoryType"]
+    now = utcnow()
+    date = now
+    if body.get("date") is not None:
+        try:
+            date = v.timestamp("date", body["date"]) or now
+        except FieldError as exc:
+            errors.append(exc)
+    if errors:
+        raise ValidationFailed(errors)
+    if not is_id(opportunity_id):
+        raise OpportunityNotFound(opportunity_id)
+    async with db.write() as conn:
+        current = await repo.lock(conn, workspace_id, opportunity_id)
+        if current is None:
+            raise OpportunityNotFound(opportunity_id)
+        await repo.insert_activity(
+            conn,
+            {
+                "workspace_id": workspace_id,
+                "id": new_id(),
+                "opportunity_id": opportunity_id,
+                "category": category,
+                "content": content,
+                "date": date,
+                "created_by": key_id,
+                "created_at": now,
+            },
+        )
+        # A new activity is a change of the opportunity: version and updatedDate move.
+        await repo.mark_updated(conn, workspace_id, opportunity_id, now)

@@ -1,0 +1,70 @@
+"""Query parameters of lists and searches: strict parsing, clear errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from starlette.requests import Request
+
+from chatcrm.api.errors import BadRequest, ValidationFailed
+from chatcrm.core.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from chatcrm.core.timefmt import parse_iso
+from chatcrm.core.values import FieldError
+
+
+def reject_unknown(request: Request, allowed: Iterable[str]) -> None:
+    """A misspelt filter must not silently return the unfiltered list."""
+    known = set(allowed)
+    for name in request.query_params:
+        if name not in known:
+            raise BadRequest.field(
+                name,
+                f"Unknown query parameter '{name}'. Accepted: {', '.join(sorted(known))}.",
+            )
+
+
+def text_param(value: str | None) -> str | None:
+    """An empty value counts as absent."""
+    return value if value else None
+
+
+def page_size(value: str | None) -> int:
+    if not value:
+        return DEFAULT_PAGE_SIZE
+    if not value.isdigit() or not 1 <= int(value) <= MAX_PAGE_SIZE:
+        raise ValidationFailed(
+            [FieldError("pageSize", f"must be an integer from 1 to {MAX_PAGE_SIZE}")]
+        )
+    return int(value)
+
+
+def bool_param(name: str, value: str | None) -> bool | None:
+    if not value:
+        return None
+    lowered = value.lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise ValidationFailed([FieldError(name, "must be true or false")])
+
+
+def int_choice_param(name: str, value: str | None, allowed: tuple[int, ...]) -> int | None:
+    if not value:
+        return None
+    if not value.isdigit() or int(value) not in allowed:
+        raise ValidationFailed([FieldError(name, f"must be one of {', '.join(map(str, allowed))}")])
+    return int(value)
+
+
+def timestamp_param(name: str, value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        # A '+' offset arrives as a space when the client did not percent-encode it.
+        return parse_iso(value.replace(" ", "+") if "T" in value else value)
+    except ValueError as exc:
+        raise ValidationFailed(
+            [FieldError(name, "must be an ISO 8601 date-time, e.g. 2025-04-07T21:56:19Z")]
+        ) from exc
