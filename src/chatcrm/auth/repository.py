@@ -26,20 +26,40 @@ async def any_account(conn: AsyncConnection) -> bool:
 
 
 async def insert_key(
-    conn: AsyncConnection, *, key_id: str, account_id: str, secret_hash: str, now: datetime
+    conn: AsyncConnection,
+    *,
+    key_id: str,
+    account_id: str,
+    secret_hash: str,
+    now: datetime,
+    rate_limit: float | None = None,
 ) -> None:
     await conn.execute(
         insert(api_keys).values(
-            id=key_id, account_id=account_id, secret_hash=secret_hash, created_at=now
+            id=key_id,
+            account_id=account_id,
+            secret_hash=secret_hash,
+            created_at=now,
+            rate_limit=rate_limit,
         )
     )
 
 
+async def set_rate_limit(conn: AsyncConnection, key_id: str, rate_limit: float | None) -> bool:
+    result = await conn.execute(
+        update(api_keys).where(api_keys.c.id == key_id).values(rate_limit=rate_limit)
+    )
+    return result.rowcount == 1
+
+
 async def get_key(conn: AsyncConnection, key_id: str) -> RowMapping | None:
     result = await conn.execute(
-        select(api_keys.c.account_id, api_keys.c.secret_hash, api_keys.c.revoked_at).where(
-            api_keys.c.id == key_id
-        )
+        select(
+            api_keys.c.account_id,
+            api_keys.c.secret_hash,
+            api_keys.c.revoked_at,
+            api_keys.c.rate_limit,
+        ).where(api_keys.c.id == key_id)
     )
     return result.mappings().first()
 

@@ -37,6 +37,7 @@ def _read_statement(dialect: str) -> Select[Any]:
             contact_tags.c.workspace_id == contacts.c.workspace_id,
             contact_tags.c.contact_id == contacts.c.id,
         ),
+        parent=contacts,
         order_by=[contact_tags.c.position],
     )
     return select(

@@ -15,6 +15,7 @@ from chatcrm.api.conditional import check_if_match, etag
 from chatcrm.api.errors import BadRequest, ContactNotFound, DuplicateContact, ValidationFailed
 from chatcrm.contacts import fields
 from chatcrm.contacts import repository as repo
+from chatcrm.core import values as v
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.jsontext import load_exact, to_text
 from chatcrm.core.timefmt import utcnow
@@ -304,6 +305,10 @@ async def _changes(
         merged = {item["name"]: item["value"] for item in load_exact(current["variables"])}
         for item in clean["variables"]:
             merged[item["name"]] = item["value"]
+        if len(merged) > v.VARIABLES_MAX:
+            raise ValidationFailed(
+                [FieldError("variables", f"a contact can hold at most {v.VARIABLES_MAX} variables")]
+            )
         changes["variables"] = to_text([{"name": k, "value": val} for k, val in merged.items()])
     if "lastMessage" in clean:
         changes["last_message"] = clean["lastMessage"]

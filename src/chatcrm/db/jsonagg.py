@@ -31,8 +31,10 @@ def json_array_of_objects(
     from_: Any,
     where: Any,
     order_by: list[Any],
+    parent: Any,
 ) -> ColumnElement[str]:
-    """Scalar subquery: `[{k: v, ...}, ...]` over the rows of `from_`, ordered, `[]` if none."""
+    """Scalar subquery: `[{k: v, ...}, ...]` over the rows of `from_` that `where` links to
+    the row of `parent` (the outer query's table), ordered, `[]` if none."""
     args: list[Any] = []
     for key, value in pairs:
         args.extend([literal(key), value])
@@ -47,6 +49,9 @@ def json_array_of_objects(
         .select_from(from_)
         .where(where)
         .order_by(*order_by)
+        # Without this, SQLAlchemy would add `parent` to this inner FROM and the list would
+        # gather the children of every parent row.
+        .correlate(parent)
         .subquery()
     )
     obj_col: ColumnClause[Any] = ordered.c.obj

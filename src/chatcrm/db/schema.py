@@ -7,6 +7,7 @@ these definitions are what the repositories query with (SQLAlchemy Core).
 from sqlalchemy import (
     Boolean,
     Column,
+    Float,
     ForeignKeyConstraint,
     Index,
     Integer,
@@ -50,8 +51,29 @@ api_keys = Table(
     Column("secret_hash", String(64), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("revoked_at", UTCDateTime, nullable=True),
+    # Requests per second for this key; NULL: the service default; 0: unlimited (0003).
+    Column("rate_limit", Float, nullable=True),
     ForeignKeyConstraint(["account_id"], ["accounts.id"]),
     Index(None, "account_id"),
+)
+
+# The stored first answer to a POST sent with an Idempotency-Key (migration 0003).
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("account_id", ID, nullable=False),
+    Column("method", String(8), nullable=False),
+    Column("path", String(512), nullable=False),
+    Column("key", String(255), nullable=False),
+    # SHA-256 of the body as parsed JSON, so formatting and key order do not matter.
+    Column("request_hash", String(64), nullable=False),
+    Column("status_code", Integer, nullable=False),
+    Column("response_body", Text, nullable=False),
+    Column("response_headers", Text, nullable=False),  # JSON object
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    PrimaryKeyConstraint("account_id", "method", "path", "key"),
+    Index("ix_idempotency_keys_expires", "expires_at"),
 )
 
 # Process-independent secrets (continuation-token signing key, ...), created by migrations.

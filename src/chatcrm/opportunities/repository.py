@@ -32,6 +32,7 @@ def _read_statement(dialect: str) -> Select[Any]:
             acts.c.workspace_id == opportunities.c.workspace_id,
             acts.c.opportunity_id == opportunities.c.id,
         ),
+        parent=opportunities,
         order_by=[acts.c.date, acts.c.id],
     )
     return select(opportunities, activity_list.label("activities_json"))
