@@ -2,31 +2,47 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.types import Scope
 
-from chatcrm import __version__
+from chatcrm import __version__, logs
 from chatcrm.api import errors, openapi
+from chatcrm.api.gate import GateMiddleware
+from chatcrm.api.idempotency import IdempotencyMiddleware
 from chatcrm.api.middleware import RequestContextMiddleware
+from chatcrm.api.ratelimit import RateLimiter
 from chatcrm.auth.service import AuthCache
 from chatcrm.config import Settings
 from chatcrm.contacts.router import router as contacts_router
 from chatcrm.db.engine import Database
 from chatcrm.opportunities.router import router as opportunities_router
+from chatcrm.ops import metrics
 from chatcrm.ops.router import router as ops_router
 from chatcrm.workspaces.router import router as workspaces_router
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    # With N worker processes each enforces 1/N of every rate limit (see api/ratelimit.py).
+    share = 1.0 / settings.workers
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.db = Database(settings)
         yield
         await app.state.db.dispose()
+        metrics.process_exited(os.getpid())
+
+    def on_done(scope: Scope, status: int, seconds: float) -> None:
+        route = getattr(scope.get("route"), "path", None) or "unmatched"
+        metrics.observe(scope["method"], route, status, seconds)
+        db: Database | None = getattr(app.state, "db", None)
+        if db is not None:
+            metrics.set_pool(*db.pool_stats())
 
     app = FastAPI(
         title="chatcrm",
@@ -42,10 +58,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     openapi.install(app)
     for router in (contacts_router, opportunities_router, workspaces_router, ops_router):
         app.include_router(router)
-    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes)
+    # Added last = runs first: request id and body limit, then the gate (key, rate limit),
+    # then idempotent POSTs.
+    app.add_middleware(IdempotencyMiddleware)
+    app.add_middleware(GateMiddleware, settings=settings, limiter=RateLimiter(share=share))
+    app.add_middleware(
+        RequestContextMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        access_log=settings.access_log,
+        on_done=on_done,
+    )
     return app
 
 
 def create_app_from_env() -> FastAPI:
     """Factory for `uvicorn --factory` and the worker processes of `chatcrm serve`."""
-    return create_app(Settings())
+    settings = Settings()
+    logs.configure(settings.log_level, json=settings.log_json)
+    return create_app(settings)

@@ -222,12 +222,20 @@ def keys_revoke(database_url: str | None, key_id: str) -> None:
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
 def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
     """Serve the API (migrates first; on an empty database creates a demo account)."""
+    import tempfile
+
     import uvicorn
 
+    from chatcrm import logs
+
     settings = _settings(database_url)
+    logs.configure(settings.log_level, json=settings.log_json)
+    # Metrics of all workers are summed through files in a fresh directory (ops/metrics.py).
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="chatcrm-metrics-")
     demo = _run_db(settings.database_url, demo_if_empty)
     # Worker processes read their settings from the environment.
     os.environ["CHATCRM_DATABASE_URL"] = settings.database_url
+    os.environ["CHATCRM_WORKERS"] = str(workers)
     if demo is not None:
         _announce_demo(demo, host, port)
     uvicorn.run(
@@ -237,7 +245,8 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
         port=port,
         workers=workers,
         log_level=settings.log_level,
-        access_log=False,
+        log_config=None,  # keep our JSON logging
+        access_log=False,  # our middleware writes one JSON line per request instead
         server_header=False,
         proxy_headers=False,
     )

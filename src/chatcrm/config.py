@@ -25,7 +25,11 @@ class Settings(BaseSettings):
     # Requests per second per API key (token bucket); 0 turns limiting off.
     rate_limit: float = Field(default=100.0, ge=0)
     rate_burst: int = Field(default=200, ge=1)
+    # Worker processes of this node (set by `chatcrm serve --workers`); limits are shared.
+    workers: int = Field(default=1, ge=1, le=64)
     # Seconds an authenticated API key stays cached in a worker.
     key_cache_ttl: float = Field(default=5.0, ge=0, le=5.0)
     log_level: str = "info"
     log_json: bool = True
+    # One JSON line per request (method, route, status, duration, request id, key id).
+    access_log: bool = True

@@ -7,8 +7,15 @@ from typing import Annotated, Any
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from chatcrm.api.errors import BadRequest, Forbidden, ValidationFailed, WorkspaceRequired
-from chatcrm.auth.service import AuthCache, Principal, authenticate, check_workspace
+from chatcrm.api.errors import (
+    ApiError,
+    BadRequest,
+    Forbidden,
+    ValidationFailed,
+    WorkspaceRequired,
+)
+from chatcrm.api.gate import STATE_AUTH_ERROR, STATE_PRINCIPAL
+from chatcrm.auth.service import Principal, bearer_token, check_workspace
 from chatcrm.core.pagination import TokenCodec
 from chatcrm.core.values import FieldError
 from chatcrm.db.engine import Database
@@ -27,11 +34,16 @@ async def get_principal(
     request: Request,
     _doc: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer_scheme)],
 ) -> Principal:
-    state = request.app.state
-    cache: AuthCache = state.auth_cache
-    principal = await authenticate(state.db, cache, request.headers.get("authorization"))
-    request.state.principal = principal
-    return principal
+    """The caller the gate middleware authenticated, or the reason it could not."""
+    state = request.scope.get("state", {})
+    principal: Principal | None = state.get(STATE_PRINCIPAL)
+    if principal is not None:
+        return principal
+    error: ApiError | None = state.get(STATE_AUTH_ERROR)
+    if error is not None:
+        raise error
+    bearer_token(None)  # raises the 401 for a missing key
+    raise AssertionError("unreachable")
 
 
 async def get_codec(request: Request) -> TokenCodec:

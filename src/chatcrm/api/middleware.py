@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from chatcrm.api.errors import PayloadTooLarge, ServiceUnavailable, internal_error, is_unavailable
+from chatcrm.api.errors import (
+    ApiError,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    internal_error,
+    is_unavailable,
+)
 
 log = logging.getLogger("chatcrm.request")
 
@@ -39,24 +47,67 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
+def _route(scope: Scope) -> str:
+    route = scope.get("route")
+    path = getattr(route, "path", None)
+    return path if isinstance(path, str) else "unmatched"
+
+
 class RequestContextMiddleware:
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+    """Request id, body limit, last-resort errors, and per-request metrics and log line."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        access_log: bool = True,
+        on_done: Callable[[Scope, int, float], None] | None = None,
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.access_log = access_log
+        self.on_done = on_done
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        start = time.perf_counter()
+        status = 500
+        try:
+            status = await self._handle(scope, receive, send)
+        finally:
+            elapsed = time.perf_counter() - start
+            if self.on_done is not None:
+                self.on_done(scope, status, elapsed)
+            if self.access_log:
+                principal = scope.get("state", {}).get("principal")
+                log.info(
+                    "request",
+                    extra={
+                        "request_id": scope["state"]["request_id"],
+                        "method": scope["method"],
+                        "path": scope["path"],
+                        "route": _route(scope),
+                        "status": status,
+                        "duration_ms": round(elapsed * 1000, 3),
+                        "key_id": getattr(principal, "key_id", None),
+                    },
+                )
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> int:
         request_id = _request_id(scope)
         scope.setdefault("state", {})["request_id"] = request_id
         id_header = (b"x-request-id", request_id.encode("latin-1"))
         started = False
+        status = 500
 
         async def send_with_id(message: Message) -> None:
-            nonlocal started
+            nonlocal started, status
             if message["type"] == "http.response.start":
                 started = True
+                status = message["status"]
                 message["headers"] = [*message.get("headers", []), id_header]
             await send(message)
 
@@ -64,7 +115,7 @@ class RequestContextMiddleware:
         declared = _content_length(scope)
         if declared is not None and declared > limit:
             await PayloadTooLarge(limit).response()(scope, receive, send_with_id)
-            return
+            return status
 
         received = 0
 
@@ -83,10 +134,13 @@ class RequestContextMiddleware:
             if started:
                 raise
             response: Any
-            if is_unavailable(exc):
+            if isinstance(exc, ApiError):  # raised by an outer middleware (auth, body size)
+                response = exc.response()
+            elif is_unavailable(exc):
                 log.warning("database unavailable: %s", type(exc).__name__)
                 response = ServiceUnavailable().response()
             else:
                 log.exception("unhandled error", extra={"request_id": request_id})
                 response = internal_error()
             await response(scope, receive, send_with_id)
+        return status

@@ -19,6 +19,16 @@ from chatcrm.db.engine import Database
 class Principal:
     key_id: str
     account_id: str
+    # Requests per second for this key; None: the service default; 0: unlimited.
+    rate_limit: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _CachedKey:
+    account_id: str
+    secret_hash: str
+    rate_limit: float | None
+    fetched: float
 
 
 class AuthCache:
@@ -33,23 +43,23 @@ class AuthCache:
 
     def __init__(self, ttl: float) -> None:
         self.ttl = ttl
-        self._keys: dict[str, tuple[str, str, float]] = {}
+        self._keys: dict[str, _CachedKey] = {}
         self._workspaces: dict[str, str] = {}
 
-    def key(self, key_id: str) -> tuple[str, str] | None:
+    def key(self, key_id: str) -> _CachedKey | None:
         hit = self._keys.get(key_id)
         if hit is None:
             return None
-        if time.monotonic() - hit[2] > self.ttl:
+        if time.monotonic() - hit.fetched > self.ttl:
             del self._keys[key_id]
             return None
-        return hit[0], hit[1]
+        return hit
 
-    def put_key(self, key_id: str, account_id: str, secret_hash: str) -> None:
+    def put_key(self, key_id: str, entry: _CachedKey) -> None:
         if self.ttl > 0:
             if len(self._keys) > self.MAX_WORKSPACES:
                 self._keys.clear()
-            self._keys[key_id] = (account_id, secret_hash, time.monotonic())
+            self._keys[key_id] = entry
 
     def forget_key(self, key_id: str) -> None:
         self._keys.pop(key_id, None)
@@ -83,12 +93,16 @@ async def authenticate(db: Database, cache: AuthCache, authorization: str | None
             row = await repo.get_key(conn, key_id)
         if row is None or row["revoked_at"] is not None:
             raise Unauthorized("The API key is not valid or has been revoked.")
-        cached = (row["account_id"], row["secret_hash"])
-        cache.put_key(key_id, *cached)
-    account_id, secret_hash = cached
-    if not keys.secret_matches(secret, secret_hash):
+        cached = _CachedKey(
+            account_id=row["account_id"],
+            secret_hash=row["secret_hash"],
+            rate_limit=row["rate_limit"],
+            fetched=time.monotonic(),
+        )
+        cache.put_key(key_id, cached)
+    if not keys.secret_matches(secret, cached.secret_hash):
         raise Unauthorized("The API key is not valid or has been revoked.")
-    return Principal(key_id=key_id, account_id=account_id)
+    return Principal(key_id=key_id, account_id=cached.account_id, rate_limit=cached.rate_limit)
 
 
 def _forbidden(workspace_id: str) -> Forbidden:
@@ -122,11 +136,18 @@ async def create_account(conn: AsyncConnection, *, name: str = "chatcrm account"
     return account_id
 
 
-async def create_key(conn: AsyncConnection, *, account_id: str) -> tuple[str, str]:
+async def create_key(
+    conn: AsyncConnection, *, account_id: str, rate_limit: float | None = None
+) -> tuple[str, str]:
     """(key id, the API key itself: shown once, stored only as a hash)."""
     key_id = new_id()
     raw, secret_hash = keys.new_key(key_id)
     await repo.insert_key(
-        conn, key_id=key_id, account_id=account_id, secret_hash=secret_hash, now=utcnow()
+        conn,
+        key_id=key_id,
+        account_id=account_id,
+        secret_hash=secret_hash,
+        now=utcnow(),
+        rate_limit=rate_limit,
     )
     return key_id, raw

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from sqlalchemy import event
@@ -88,8 +89,12 @@ def _postgres_engine(url: URL, settings: Settings) -> AsyncEngine:
     )
 
 
+# The transaction that spans a whole request, when one is open (idempotent POSTs).
+_request_tx: ContextVar[AsyncConnection | None] = ContextVar("chatcrm_request_tx", default=None)
+
+
 class Database:
-    """The engines of one process, and the two ways the code uses them."""
+    """The engines of one process, and the ways the code uses them."""
 
     def __init__(self, settings: Settings, *, url: str | None = None) -> None:
         self.settings = settings
@@ -119,9 +124,38 @@ class Database:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
-        """One transaction: committed when the block ends normally, rolled back otherwise."""
+        """One transaction: committed when the block ends normally, rolled back otherwise.
+
+        Inside a request transaction it is a savepoint of that transaction instead: its
+        changes are undone on error, and become durable only when the request's commits.
+        """
+        outer = _request_tx.get()
+        if outer is not None:
+            async with outer.begin_nested():
+                yield outer
+            return
         async with self._write_engine.begin() as conn:
             yield conn
+
+    @asynccontextmanager
+    async def request_transaction(self) -> AsyncIterator[AsyncConnection]:
+        """A transaction around a whole request; `write()` blocks inside it nest in it."""
+        async with self._write_engine.begin() as conn:
+            token = _request_tx.set(conn)
+            try:
+                yield conn
+            finally:
+                _request_tx.reset(token)
+
+    def pool_stats(self) -> tuple[int, int]:
+        """(connections in use, connections open) over this process's pools."""
+        pools = {id(e.pool): e.pool for e in (self._write_engine, self._read_engine)}
+        in_use = open_ = 0
+        for pool in pools.values():
+            checked_out = getattr(pool, "checkedout", lambda: 0)()
+            in_use += checked_out
+            open_ += checked_out + getattr(pool, "checkedin", lambda: 0)()
+        return in_use, open_
 
     async def dispose(self) -> None:
         await self._write_engine.dispose()

@@ -12,6 +12,7 @@ from chatcrm.api.deps import Db
 from chatcrm.api.envelope import ok
 from chatcrm.api.errors import ServiceUnavailable, is_unavailable
 from chatcrm.api.openapi import responses
+from chatcrm.ops import metrics
 
 router = APIRouter(tags=["operations"])
 
@@ -42,3 +43,15 @@ async def ready(db: Db) -> Response:
             raise ServiceUnavailable("The database is unreachable.") from exc
         raise
     return ok(m.READY, {"status": "ready", "database": db.dialect})
+
+
+@router.get(
+    "/metrics",
+    operation_id="metrics",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}},
+)
+async def metrics_endpoint() -> Response:
+    """Prometheus text format (not enveloped): requests, latency, database pool."""
+    body, content_type = metrics.render()
+    return Response(body, media_type=content_type)

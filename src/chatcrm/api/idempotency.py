@@ -1,0 +1,235 @@
+"""`Idempotency-Key` on POST: the first answer is stored and replayed, never done twice.
+
+The key is claimed, the request handled and its answer stored in ONE database transaction
+(the handler's writes nest in it as a savepoint). So either the record and the stored
+answer both exist, or neither does; a concurrent request with the same key waits on the
+claim (PostgreSQL row lock / SQLite write lock) and then replays the answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import orjson
+from sqlalchemy import and_, delete, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from chatcrm.api import messages as m
+from chatcrm.api.body import parse_json
+from chatcrm.api.errors import ApiError, BadRequest, Conflict
+from chatcrm.api.gate import STATE_PRINCIPAL
+from chatcrm.auth.service import Principal
+from chatcrm.core.timefmt import utcnow
+from chatcrm.db.schema import idempotency_keys
+
+TTL = timedelta(hours=24)
+HEADER = b"idempotency-key"
+_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+_STORED_HEADERS = (b"content-type", b"etag")
+_MAX_PATH = 512
+
+
+class KeyReused(Conflict):
+    error_code = m.IDEMPOTENCY_KEY_REUSED
+
+
+def _canonical(value: Any) -> Any:
+    """JSON as parsed: key order, spacing and number spelling (1.50 vs 1.5) do not count."""
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    if isinstance(value, Decimal):
+        if value == value.to_integral_value() and abs(value) < 2**63:
+            return int(value)
+        return orjson.Fragment(format(value.normalize(), "f").encode())
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        return orjson.Fragment(str(value).encode())
+    return value
+
+
+def request_hash(body: bytes) -> str:
+    try:
+        canonical = orjson.dumps(_canonical(parse_json(body)), option=orjson.OPT_SORT_KEYS)
+    except ApiError:  # not JSON: the handler will refuse it; compare the bytes
+        canonical = b"raw:" + body
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _storable(status: int) -> bool:
+    # Retryable answers are not stored: the client is meant to try again.
+    return status < 500 and status != 429
+
+
+async def _claim(conn: AsyncConnection, values: dict[str, Any]) -> bool:
+    """Insert the key's row; False when another request holds or held it."""
+    t = idempotency_keys.c
+    pk = and_(
+        t.account_id == values["account_id"],
+        t.method == values["method"],
+        t.path == values["path"],
+        t.key == values["key"],
+    )
+    await conn.execute(delete(idempotency_keys).where(pk, t.expires_at < values["created_at"]))
+    dialect_insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    stmt = (
+        dialect_insert(idempotency_keys).values(**values).on_conflict_do_nothing().returning(t.key)
+    )
+    return (await conn.execute(stmt)).first() is not None
+
+
+async def _stored(conn: AsyncConnection, values: dict[str, Any]) -> RowMapping | None:
+    t = idempotency_keys.c
+    result = await conn.execute(
+        select(t.request_hash, t.status_code, t.response_body, t.response_headers).where(
+            t.account_id == values["account_id"],
+            t.method == values["method"],
+            t.path == values["path"],
+            t.key == values["key"],
+        )
+    )
+    return result.mappings().first()
+
+
+class _Discard(Exception):
+    """Roll the request transaction back (the answer is not to be stored)."""
+
+
+class IdempotencyMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        key = _header(scope, HEADER)
+        principal: Principal | None = scope.get("state", {}).get(STATE_PRINCIPAL)
+        if key is None or principal is None or len(scope["path"]) > _MAX_PATH:
+            await self.app(scope, receive, send)
+            return
+        if not _KEY_RE.match(key):
+            await BadRequest.field(
+                "Idempotency-Key", "The Idempotency-Key must be 1 to 255 visible ASCII characters."
+            ).response()(scope, receive, send)
+            return
+
+        body = await _read_body(receive)
+        now = utcnow()
+        values = {
+            "account_id": principal.account_id,
+            "method": "POST",
+            "path": scope["path"],
+            "key": key,
+            "request_hash": request_hash(body),
+            "status_code": 0,
+            "response_body": "",
+            "response_headers": "{}",
+            "created_at": now,
+            "expires_at": now + TTL,
+        }
+        db = scope["app"].state.db
+        captured: list[Message] = []
+
+        async def capture(message: Message) -> None:
+            captured.append(message)
+
+        try:
+            async with db.request_transaction() as conn:
+                if not await _claim(conn, values):
+                    stored = await _stored(conn, values)
+                    await _replay(stored, values["request_hash"], scope, receive, send)
+                    return
+                await self.app(scope, _replaying(body), capture)
+                status = captured[0]["status"] if captured else 500
+                if not _storable(status):
+                    raise _Discard
+                await conn.execute(
+                    update(idempotency_keys)
+                    .where(
+                        idempotency_keys.c.account_id == values["account_id"],
+                        idempotency_keys.c.method == "POST",
+                        idempotency_keys.c.path == values["path"],
+                        idempotency_keys.c.key == key,
+                    )
+                    .values(
+                        status_code=status,
+                        response_body=b"".join(
+                            msg.get("body", b"") for msg in captured[1:]
+                        ).decode(),
+                        response_headers=orjson.dumps(
+                            {
+                                k.decode(): v.decode("latin-1")
+                                for k, v in captured[0].get("headers", [])
+                                if k.lower() in _STORED_HEADERS
+                            }
+                        ).decode(),
+                    )
+                )
+        except _Discard:
+            pass
+        # Only now, after the commit, does the client hear the answer.
+        for message in captured:
+            await send(message)
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replaying(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+async def _replay(
+    stored: RowMapping | None, wanted_hash: str, scope: Scope, receive: Receive, send: Send
+) -> None:
+    if stored is None or stored["status_code"] == 0:  # pragma: no cover - claim is atomic
+        raise KeyReused("A request with this Idempotency-Key is still in progress; retry.")
+    if stored["request_hash"] != wanted_hash:
+        await KeyReused(
+            "This Idempotency-Key was already used with a different request body. "
+            "Use a new key for a new request."
+        ).response()(scope, receive, send)
+        return
+    headers = [
+        (k.encode(), v.encode("latin-1"))
+        for k, v in orjson.loads(stored["response_headers"]).items()
+    ]
+    headers.append((b"idempotent-replayed", b"true"))
+    body = stored["response_body"].encode()
+    headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": stored["status_code"], "headers": headers})
+    await send({"type": "http.response.body", "body": body})
