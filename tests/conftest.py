@@ -118,7 +118,7 @@ def backend(database_url: str) -> str:
 @pytest.fixture(scope="session")
 def settings(database_url: str) -> Settings:
     # Rate limiting is tested on its own apps; the shared app must not throttle the suite.
-    return Settings(database_url=database_url, rate_limit=0)
+    return Settings(database_url=database_url, rate_limit=0, access_log=False)
 
 
 @pytest.fixture(scope="session")

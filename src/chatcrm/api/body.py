@@ -35,6 +35,16 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_MAX_INT_DIGITS = 4000
+
+
+def _parse_int(text: str) -> int:
+    # Checked before int(): Python's own refusal would speak of its interpreter settings.
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise ValueError(f"a number has more than {_MAX_INT_DIGITS} digits")
+    return int(text)
+
+
 def _check_strings(value: Any) -> None:
     """PostgreSQL text cannot hold NUL, and UTF-8 cannot hold a lone surrogate."""
     if isinstance(value, str):
@@ -61,7 +71,9 @@ def parse_json(raw: bytes) -> Any:
         raise BadRequest("The request body is not valid UTF-8.") from exc
     text = text.removeprefix("\ufeff")
     try:
-        value = json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
+        value = json.loads(
+            text, parse_float=Decimal, parse_int=_parse_int, parse_constant=_reject_constant
+        )
     except RecursionError as exc:
         raise BadRequest("The JSON body is nested too deeply.") from exc
     except ValueError as exc:
@@ -83,8 +95,8 @@ async def read_json_object(request: Request, *, required: bool = True) -> dict[s
     # A body without Content-Type is read as JSON; one declared as something else is 415.
     if content_type is not None and not is_json_media_type(content_type):
         raise UnsupportedMediaType(
-            f"Content-Type {content_type.split(';')[0].strip()!r} is not supported; "
-            "send application/json."
+            f"Content-Type {content_type.strip()!r} is not supported; "
+            "send application/json (UTF-8)."
         )
     value = parse_json(raw)
     if not isinstance(value, dict):

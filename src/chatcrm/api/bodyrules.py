@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatcrm.api.errors import BadRequest, ValidationFailed
-from chatcrm.core.values import FieldError
+from chatcrm.core.values import FieldError, validate_fields
 
 PARAM = "paramToUpdate"
 _ALWAYS_ALLOWED = frozenset({PARAM, "id", "workspaceId"})
@@ -65,15 +66,31 @@ def fields_to_update(
     return names
 
 
-def check_create_body(
-    body: dict[str, Any], *, allowed: frozenset[str], required: tuple[str, ...]
-) -> None:
-    """Unknown keys are a 400 (never silently dropped); missing or null required ones a 422."""
+def create_values(
+    body: dict[str, Any],
+    *,
+    allowed: frozenset[str],
+    required: tuple[str, ...],
+    validators: dict[str, Callable[[str, Any], Any]],
+    workspace_key: bool = True,
+) -> tuple[dict[str, Any], list[FieldError]]:
+    """Validate a create body: unknown keys are a 400 (never silently dropped); then every
+    missing or null required field and every invalid value, all together, for one 422.
+
+    `null` for an optional field means its default, so such keys are left out of `clean`.
+    """
     for key in body:
-        if key not in allowed and key != "workspaceId":
+        # workspaceId may name the workspace of any create, except of a new workspace.
+        if key not in allowed and (key != "workspaceId" or not workspace_key):
             raise BadRequest.field(
                 key, f"Unexpected body key '{key}'. Accepted keys: {', '.join(sorted(allowed))}."
             )
-    missing = [FieldError(k, "is required") for k in required if body.get(k) is None]
-    if missing:
-        raise ValidationFailed(missing)
+    errors = [FieldError(k, "is required") for k in required if body.get(k) is None]
+    present = [k for k in body if k in validators and body[k] is not None]
+    clean, value_errors = validate_fields(validators, present, body)
+    return clean, errors + value_errors
+
+
+def require_valid(errors: list[FieldError]) -> None:
+    if errors:
+        raise ValidationFailed(errors)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from sqlalchemy.engine import RowMapping
 
 from chatcrm.api.errors import PreconditionFailed
 
 
-def etag(row: Mapping[str, Any]) -> str:
+def etag(row: RowMapping) -> str:
     """Strong tag naming the record's version; the same whichever shape the record is shown in."""
     return f'"{row["version"]}"'
 

@@ -25,7 +25,8 @@ from chatcrm.db.secrets import get_secret
 _bearer_scheme = HTTPBearer(auto_error=False, description="An API key: `Bearer ccrm_…`")
 
 
-def get_db(request: Request) -> Database:
+async def get_db(request: Request) -> Database:
+    """Async on purpose: FastAPI runs plain `def` dependencies in a thread pool."""
     db: Database = request.app.state.db
     return db
 
@@ -125,7 +126,9 @@ def check_body_workspace(body: dict[str, Any], workspace_id: str) -> None:
     if not isinstance(value, str):
         raise ValidationFailed([FieldError("workspaceId", "must be a string")])
     if value != workspace_id:
-        raise Forbidden("The body 'workspaceId' and the header 'x-workspace-id' differ.")
+        raise Forbidden(
+            f"The body 'workspaceId' names another workspace than this request's ({workspace_id})."
+        )
 
 
 def require_query(name: str, value: str | None) -> str:

@@ -11,15 +11,13 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
-from chatcrm.core.money import money_json
-
 JSON_MEDIA_TYPE = "application/json"
 
 
 def _default(value: object) -> Any:
-    if isinstance(value, Decimal):
-        return money_json(value) if value.is_finite() else None
-    if isinstance(value, int):  # beyond 64 bits orjson refuses plain ints
+    # Money is rendered by the serializers (money_json); other decimals (variable values)
+    # are written exactly as they were received, digits and exponent, never rounded.
+    if isinstance(value, Decimal) and value.is_finite():
         return orjson.Fragment(str(value).encode())
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 

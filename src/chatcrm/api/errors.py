@@ -12,6 +12,7 @@ from sqlalchemy.exc import DataError, DBAPIError, InterfaceError, OperationalErr
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import BaseRoute, Match
 
 from chatcrm.api import messages as m
 from chatcrm.api.envelope import error_response
@@ -173,6 +174,25 @@ def _field_name(loc: tuple[Any, ...]) -> str:
     return ".".join(parts) or "request"
 
 
+def all_routes(routes: Iterable[BaseRoute]) -> list[BaseRoute]:
+    """The routes of an app, flattened (recent FastAPI keeps included routers nested)."""
+    out: list[BaseRoute] = []
+    for route in routes:
+        nested = getattr(route, "original_router", None)
+        out.extend(all_routes(nested.routes) if nested is not None else [route])
+    return out
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path (Starlette names only the first route)."""
+    methods: set[str] = set()
+    for route in all_routes(request.app.router.routes):
+        match, _ = route.matches({**request.scope, "method": "\0"})
+        if match != Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return ", ".join(sorted(methods))
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that turn every failure into the envelope."""
 
@@ -185,7 +205,7 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 404:
             return NotFound(f"No route matches {request.method} {request.url.path}.").response()
         if exc.status_code == 405:
-            allow = (exc.headers or {}).get("Allow", "")
+            allow = _allowed_methods(request) or (exc.headers or {}).get("Allow", "")
             return ApiError(
                 f"Method {request.method} is not allowed on {request.url.path}"
                 + (f"; allowed: {allow}." if allow else "."),

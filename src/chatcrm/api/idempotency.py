@@ -8,6 +8,7 @@ claim (PostgreSQL row lock / SQLite write lock) and then replays the answer.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from datetime import timedelta
@@ -48,20 +49,26 @@ def _canonical(value: Any) -> Any:
     if isinstance(value, list):
         return [_canonical(v) for v in value]
     if isinstance(value, Decimal):
-        if value == value.to_integral_value() and abs(value) < 2**63:
+        if not value.is_finite():  # pragma: no cover - the parser refuses NaN and Infinity
+            return str(value)
+        if value.copy_abs() < 2**63 and value == value.to_integral_value():
             return int(value)
-        return orjson.Fragment(format(value.normalize(), "f").encode())
+        with contextlib.suppress(ArithmeticError):  # exponent beyond the context: keep it
+            value = value.normalize()
+        return orjson.Fragment(str(value).encode())
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
         return orjson.Fragment(str(value).encode())
     return value
 
 
-def request_hash(body: bytes) -> str:
+def request_hash(body: bytes, workspace: str | None) -> str:
+    """The request as far as the key covers it: the body as parsed JSON, and the workspace
+    header (the same body sent to another workspace is another request, not a retry)."""
     try:
         canonical = orjson.dumps(_canonical(parse_json(body)), option=orjson.OPT_SORT_KEYS)
     except ApiError:  # not JSON: the handler will refuse it; compare the bytes
         canonical = b"raw:" + body
-    return hashlib.sha256(canonical).hexdigest()
+    return hashlib.sha256(f"{workspace or ''}\n".encode() + canonical).hexdigest()
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -123,7 +130,7 @@ class IdempotencyMiddleware:
         if key is None or principal is None or len(scope["path"]) > _MAX_PATH:
             await self.app(scope, receive, send)
             return
-        if not _KEY_RE.match(key):
+        if not _KEY_RE.fullmatch(key):
             await BadRequest.field(
                 "Idempotency-Key", "The Idempotency-Key must be 1 to 255 visible ASCII characters."
             ).response()(scope, receive, send)
@@ -136,7 +143,7 @@ class IdempotencyMiddleware:
             "method": "POST",
             "path": scope["path"],
             "key": key,
-            "request_hash": request_hash(body),
+            "request_hash": request_hash(body, _header(scope, b"x-workspace-id")),
             "status_code": 0,
             "response_body": "",
             "response_headers": "{}",

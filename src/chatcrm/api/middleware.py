@@ -31,7 +31,7 @@ def _request_id(scope: Scope) -> str:
     for name, value in scope["headers"]:
         if name == b"x-request-id":
             text = value.decode("latin-1")
-            if _CLIENT_REQUEST_ID.match(text):
+            if _CLIENT_REQUEST_ID.fullmatch(text):
                 return text
             break
     return uuid.uuid4().hex

@@ -63,7 +63,7 @@ _ERROR_TEXT = {
 def responses(data_model: Any, *errors: int) -> dict[int | str, dict[str, Any]]:
     """The documented answers of an operation: the 200 envelope and the listed errors."""
     out: dict[int | str, dict[str, Any]] = {
-        200: {"model": Envelope[data_model], "description": "Success"}  # type: ignore[valid-type]
+        200: {"model": Envelope[data_model], "description": "Success"}
     }
     for status in sorted({*errors, 429, 503}):
         out[status] = {"model": ErrorEnvelope, "description": _ERROR_TEXT[status]}

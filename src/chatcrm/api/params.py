@@ -29,10 +29,15 @@ def text_param(value: str | None) -> str | None:
     return value if value else None
 
 
+def _is_number(value: str) -> bool:
+    # ASCII only: str.isdigit() is also true for "²", which int() refuses.
+    return value.isascii() and value.isdigit() and len(value) <= 9
+
+
 def page_size(value: str | None) -> int:
     if not value:
         return DEFAULT_PAGE_SIZE
-    if not value.isdigit() or not 1 <= int(value) <= MAX_PAGE_SIZE:
+    if not _is_number(value) or not 1 <= int(value) <= MAX_PAGE_SIZE:
         raise ValidationFailed(
             [FieldError("pageSize", f"must be an integer from 1 to {MAX_PAGE_SIZE}")]
         )
@@ -53,7 +58,7 @@ def bool_param(name: str, value: str | None) -> bool | None:
 def int_choice_param(name: str, value: str | None, allowed: tuple[int, ...]) -> int | None:
     if not value:
         return None
-    if not value.isdigit() or int(value) not in allowed:
+    if not _is_number(value) or int(value) not in allowed:
         raise ValidationFailed([FieldError(name, f"must be one of {', '.join(map(str, allowed))}")])
     return int(value)
 

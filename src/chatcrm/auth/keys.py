@@ -22,7 +22,7 @@ def new_key(key_id: str) -> tuple[str, str]:
 
 def parse_key(raw: str) -> tuple[str, str] | None:
     """(key id, secret) of a well-formed key, else None."""
-    match = _KEY_RE.match(raw)
+    match = _KEY_RE.fullmatch(raw)
     if match is None:
         return None
     h = match.group(1)

@@ -73,6 +73,7 @@ VALIDATORS: dict[str, Validator] = {
     "variables": v.variables,
     "files": v.files,
     "internalWhatsappNumber": lambda f, x: v.phone(f, x),
+    "phone": lambda f, x: v.phone(f, x),  # create-only alias of internalWhatsappNumber
     "lastMessage": lambda f, x: v.text(f, x, max_len=v.TEXT_MAX, nullable=True),
     # create-only
     "platformId": lambda f, x: v.choice(f, x, PLATFORMS),

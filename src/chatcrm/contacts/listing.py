@@ -17,6 +17,7 @@ from chatcrm.core.values import FieldError
 from chatcrm.db.engine import Database
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import contact_tags, contacts
+from chatcrm.db.textsearch import contains, contains_ci
 
 LIST_PARAMS = (
     "workspaceId",
@@ -31,12 +32,6 @@ LIST_PARAMS = (
 )
 
 
-def like_pattern(text: str) -> str:
-    """`%text%` with LIKE's wildcards in the text taken literally (escape char `\\`)."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 @dataclass(frozen=True)
 class ContactFilters:
     q: str | None = None
@@ -49,22 +44,16 @@ class ContactFilters:
     def digest(self) -> str:
         return filters_digest(asdict(self))
 
-    def conditions(self) -> list[ColumnElement[bool]]:
+    def conditions(self, dialect: str) -> list[ColumnElement[bool]]:
         c = contacts.c
         out: list[ColumnElement[bool]] = []
         if self.q:
-            pattern = like_pattern(self.q)
-            matches = [
-                c.name.ilike(pattern, escape="\\"),
-                c.lastname.ilike(pattern, escape="\\"),
-                c.email.ilike(pattern, escape="\\"),
-            ]
-            digits = "".join(ch for ch in self.q if ch.isdigit())
-            if digits and len(digits) >= 3:
-                phone = like_pattern(digits)
+            matches = [contains_ci(col, self.q, dialect) for col in (c.name, c.lastname, c.email)]
+            digits = "".join(ch for ch in self.q if ch in "0123456789")
+            if len(digits) >= 3:
                 matches += [
-                    c.internal_whatsapp_number.like(phone, escape="\\"),
-                    c.platform_sender_phone.like(phone, escape="\\"),
+                    contains(c.internal_whatsapp_number, digits),
+                    contains(c.platform_sender_phone, digits),
                 ]
             out.append(or_(*matches))
         if self.stage_id:
@@ -102,7 +91,7 @@ async def list_page(
     stmt = read_statement_for(db).where(
         contacts.c.workspace_id == workspace_id,
         contacts.c.deleted_at.is_(None),
-        *filters.conditions(),
+        *filters.conditions(db.dialect),
     )
     return await list_with_token(
         db,

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy.engine import RowMapping
 
-from chatcrm.api.bodyrules import check_create_body
+from chatcrm.api.bodyrules import create_values, require_valid
 from chatcrm.api.errors import ContactNotFound, ValidationFailed
 from chatcrm.contacts import repository as repo
 from chatcrm.core import values as v
@@ -21,38 +21,37 @@ from chatcrm.db.schema import contact_activities
 MAX_BATCH = 500
 
 
-def _batch_ids(body: dict[str, Any]) -> list[str]:
+def _batch_ids(field: str, raw: object) -> list[str]:
     """The original's shape: `contactIds: [{"ids": "<id>"}, ...]` (a list under `ids` too)."""
-    raw = body["contactIds"]
     if not isinstance(raw, list):
-        raise ValidationFailed(
-            [FieldError("contactIds", 'must be an array of {"ids": "<contact id>"}')]
-        )
-    ids: list[str] = []
+        raise FieldError(field, 'must be an array of {"ids": "<contact id>"}')
+    ids: dict[str, None] = {}  # ordered set
     errors: list[FieldError] = []
     for i, item in enumerate(raw):
         value = item.get("ids") if isinstance(item, dict) else None
         values = value if isinstance(value, list) else [value]
         if not values or not all(isinstance(x, str) and x for x in values):
-            errors.append(FieldError(f"contactIds[{i}].ids", "must be a contact id (a string)"))
+            errors.append(FieldError(f"{field}[{i}].ids", "must be a contact id (a string)"))
             continue
-        for contact_id in values:
-            if contact_id not in ids:
-                ids.append(contact_id)
-    if errors:
+        ids.update(dict.fromkeys(str(x) for x in values))
+        if len(ids) > MAX_BATCH:
+            raise FieldError(field, f"must name at most {MAX_BATCH} contacts per request")
+    if errors:  # every bad element at once, not only the first
         raise ValidationFailed(errors)
-    if len(ids) > MAX_BATCH:
-        raise ValidationFailed(
-            [FieldError("contactIds", f"must name at most {MAX_BATCH} contacts per request")]
-        )
-    return ids
+    return list(ids)
 
 
 async def delete_batch(
     db: Database, *, workspace_id: str, key_id: str, body: dict[str, Any]
 ) -> dict[str, list[str]]:
-    check_create_body(body, allowed=frozenset({"contactIds"}), required=("contactIds",))
-    ids = _batch_ids(body)
+    clean, errors = create_values(
+        body,
+        allowed=frozenset({"contactIds"}),
+        required=("contactIds",),
+        validators={"contactIds": _batch_ids},
+    )
+    require_valid(errors)
+    ids: list[str] = clean["contactIds"]
     async with db.write() as conn:
         deleted = await repo.soft_delete(
             conn, workspace_id, [i for i in ids if is_id(i)], key_id=key_id, now=utcnow()
@@ -66,11 +65,14 @@ async def delete_batch(
 async def add_activity(
     db: Database, *, workspace_id: str, contact_id: str, key_id: str, body: dict[str, Any]
 ) -> None:
-    check_create_body(body, allowed=frozenset({"content"}), required=("content",))
-    try:
-        content = v.required_text("content", body["content"], max_len=v.TEXT_MAX)
-    except FieldError as exc:
-        raise ValidationFailed([exc]) from exc
+    clean, errors = create_values(
+        body,
+        allowed=frozenset({"content"}),
+        required=("content",),
+        validators={"content": lambda f, x: v.required_text(f, x, max_len=v.TEXT_MAX)},
+    )
+    require_valid(errors)
+    content = clean["content"]
     if not is_id(contact_id):
         raise ContactNotFound(contact_id)
     now = utcnow()

@@ -114,6 +114,7 @@ async def search_by_email(
     email: str | None = Query(default=None, description="Required."),
     workspaceId: str | None = _WS_QUERY,
 ) -> Response:
+    params.reject_unknown(request, ("email", "workspaceId"))
     workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
     rows = await listing.search_by_email(db, workspace_id, require_query("email", email))
     return ok(m.LIST_OBTAINED, _search_result(rows))
@@ -133,6 +134,7 @@ async def search_by_cellphone(
     cellphone: str | None = Query(default=None, description="Required; any formatting."),
     workspaceId: str | None = _WS_QUERY,
 ) -> Response:
+    params.reject_unknown(request, ("cellphone", "workspaceId"))
     workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
     rows = await listing.search_by_cellphone(
         db, workspace_id, require_query("cellphone", cellphone)

@@ -10,7 +10,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from chatcrm.api.bodyrules import check_create_body, fields_to_update
+from chatcrm.api.bodyrules import create_values, fields_to_update, require_valid
 from chatcrm.api.conditional import check_if_match, etag
 from chatcrm.api.errors import BadRequest, ContactNotFound, DuplicateContact, ValidationFailed
 from chatcrm.contacts import fields
@@ -81,33 +81,23 @@ async def _raise_duplicate_after_race(
 
 
 async def create(db: Database, *, workspace_id: str, body: dict[str, Any]) -> RowMapping:
-    check_create_body(body, allowed=fields.CREATE_FIELDS, required=("name",))
+    clean, errors = create_values(
+        body, allowed=fields.CREATE_FIELDS, required=("name",), validators=fields.VALIDATORS
+    )
+    # The number may come as internalWhatsappNumber or under its alias phone.
+    numbers = [clean[k] for k in ("internalWhatsappNumber", "phone") if clean.get(k)]
+    if len(set(numbers)) > 1:
+        errors.append(FieldError("phone", "differs from internalWhatsappNumber"))
+    phone = numbers[0] if numbers else ""
     phone_field = (
         "phone"
         if "phone" in body and "internalWhatsappNumber" not in body
         else ("internalWhatsappNumber")
     )
-    # null on create means "the default"; the phone is read below, under either name.
-    present = [
-        k
-        for k in body
-        if k in fields.VALIDATORS and k != "internalWhatsappNumber" and body[k] is not None
-    ]
-    clean, errors = fields.validate(present, body)
-    phone = ""
-    for key in ("internalWhatsappNumber", "phone"):
-        if body.get(key) is not None:
-            try:
-                value = fields.VALIDATORS["internalWhatsappNumber"](key, body[key])
-            except FieldError as exc:
-                errors.append(exc)
-                continue
-            if phone and value and value != phone:
-                errors.append(FieldError("phone", "differs from internalWhatsappNumber"))
-            phone = phone or value
     platform_id = clean.get("platformId", fields.PLATFORM_API)
     email = clean.get("email")
-    if not errors:
+    contact_fields = {"platformId", "email", "phone", "internalWhatsappNumber"}
+    if not any(e.field in contact_fields for e in errors):
         # The original service's rule: WhatsApp contacts need the number, others an email.
         if platform_id == fields.PLATFORM_WHATSAPP and not phone:
             errors.append(
@@ -117,8 +107,7 @@ async def create(db: Database, *, workspace_id: str, body: dict[str, Any]) -> Ro
             errors.append(
                 FieldError("email", f"is required for contacts of platformId {platform_id}")
             )
-    if errors:
-        raise ValidationFailed(errors)
+    require_valid(errors)
 
     now = utcnow()
     contact_id = new_id()

@@ -21,4 +21,4 @@ def new_id() -> str:
 
 def is_id(value: object) -> bool:
     """True when value has the shape of an id we issue; anything else cannot name a record."""
-    return isinstance(value, str) and _ID_RE.match(value) is not None
+    return isinstance(value, str) and _ID_RE.fullmatch(value) is not None

@@ -32,7 +32,12 @@ def _b64(data: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """Strict: only the exact text _b64 produces decodes (base64 would otherwise accept
+    variants of the last character whose spare bits differ, and stray characters)."""
+    data = base64.urlsafe_b64decode(text.encode("ascii") + b"=" * (-len(text) % 4))
+    if _b64(data) != text:
+        raise ValueError("not canonical base64")
+    return data
 
 
 def micros(value: datetime) -> int:
@@ -79,7 +84,7 @@ class TokenCodec:
         try:
             payload = _unb64(body)
             given = _unb64(signature)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, UnicodeEncodeError) as exc:
             raise invalid from exc
         if not hmac.compare_digest(given, self._sign(payload)):
             raise invalid

@@ -13,7 +13,7 @@ class PhoneError(ValueError):
 def normalize_phone(value: str) -> str:
     """`+51 987-654-321` → `51987654321`. Raises PhoneError for anything not a phone number."""
     text = value.strip()
-    if not _ALLOWED.match(text):
+    if not _ALLOWED.fullmatch(text):
         raise PhoneError("must be a phone number (digits with country code)")
     digits = _FORMATTING.sub("", text)
     if not 6 <= len(digits) <= 15:

@@ -91,6 +91,8 @@ def boolean(field: str, value: object) -> bool:
 
 def integer(field: str, value: object, *, minimum: int = 0, maximum: int = INT32_MAX) -> int:
     if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        if value.adjusted() > 18:  # never expand 1e999999999 into a billion digits
+            raise FieldError(field, f"must be between {minimum} and {maximum}")
         value = int(value)  # 3.0 is the integer 3
     if isinstance(value, bool) or not isinstance(value, int):
         raise FieldError(field, f"must be an integer, not {_type_name(value)}")
@@ -145,7 +147,7 @@ def email(field: str, value: object, *, nullable: bool = True) -> str | None:
     s = require_str(field, value).strip()
     if not s and nullable:
         return None
-    if len(s) > EMAIL_MAX or not _EMAIL.match(s) or ".." in s:
+    if len(s) > EMAIL_MAX or not _EMAIL.fullmatch(s) or ".." in s:
         raise FieldError(field, "must be a valid email address")
     return s
 
@@ -183,17 +185,27 @@ def tag_ids(field: str, value: object) -> list[str]:
     """Tag ids as strings or `{id}` objects; duplicates collapse, first position wins."""
     if not isinstance(value, list):
         raise FieldError(field, f"must be an array of tag ids, not {_type_name(value)}")
-    ids: list[str] = []
+    ids: dict[str, None] = {}  # ordered set
     for i, item in enumerate(value):
         if isinstance(item, dict):
             item = item.get("id")
         if not isinstance(item, str) or not item:
             raise FieldError(f"{field}[{i}]", "must be a tag id (a string or an object with id)")
-        if item not in ids:
-            ids.append(item)
-    if len(ids) > TAGS_MAX:
-        raise FieldError(field, f"must have at most {TAGS_MAX} tags")
-    return ids
+        ids[item] = None
+        if len(ids) > TAGS_MAX:
+            raise FieldError(field, f"must have at most {TAGS_MAX} tags")
+    return list(ids)
+
+
+def _storable_number(value: int | Decimal) -> bool:
+    """Numbers a variable can hold and give back exactly (JSON, 64-bit safe, no rounding)."""
+    if isinstance(value, int):
+        return -(2**63) <= value < 2**63
+    # copy_abs and comparisons never round, so 1e1000000 cannot overflow the context here.
+    if not value.is_finite() or value.copy_abs() >= 2**63:
+        return False
+    _, digits, exponent = value.as_tuple()
+    return len(digits) <= 40 and isinstance(exponent, int) and exponent >= -40
 
 
 def variables(field: str, value: object) -> list[dict[str, Any]]:
@@ -210,14 +222,16 @@ def variables(field: str, value: object) -> list[dict[str, Any]]:
             raise FieldError(where, f"unexpected key '{sorted(unknown)[0]}'; use name and value")
         if "name" not in item or "value" not in item:
             raise FieldError(where, "must have both name and value")
-        name = text(f"{where}.name", item["name"], max_len=NAME_MAX, nonblank=True)
+        name = required_text(f"{where}.name", item["name"])
         val = item["value"]
         if isinstance(val, str):
             if len(val) > TEXT_MAX:
                 raise FieldError(f"{where}.value", f"must be at most {TEXT_MAX} characters")
         elif isinstance(val, int | Decimal) and not isinstance(val, bool):
-            if isinstance(val, int) and abs(val) > 10**30:
-                raise FieldError(f"{where}.value", "is too large")
+            if not _storable_number(val):
+                raise FieldError(
+                    f"{where}.value", "must be a number below 2^63 in magnitude, 40 digits at most"
+                )
         elif val is not None and not isinstance(val, bool):
             raise FieldError(f"{where}.value", "must be a string, number, boolean or null")
         merged.pop(name, None)

@@ -40,6 +40,13 @@ def async_url(url: str) -> URL:
     raise DatabaseUrlError(f"unsupported database {backend!r}: use sqlite:/// or postgresql://")
 
 
+UNICODE_LOWER = "chatcrm_lower"
+
+
+def _lower(value: object) -> object:
+    return value.lower() if isinstance(value, str) else value
+
+
 def _sqlite_engine(url: URL, settings: Settings, *, writer: bool) -> AsyncEngine:
     engine = create_async_engine(
         url,
@@ -62,6 +69,8 @@ def _sqlite_engine(url: URL, settings: Settings, *, writer: bool) -> AsyncEngine
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA synchronous={sync_level}")
         cursor.close()
+        # SQLite's own lower() and LIKE fold ASCII only; searches need "JOSÉ" to find "josé".
+        dbapi_connection.create_function(UNICODE_LOWER, 1, _lower, deterministic=True)
 
     if writer:
 

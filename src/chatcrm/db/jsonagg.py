@@ -11,7 +11,6 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Text, func, literal, literal_column, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
-from sqlalchemy.sql.expression import ColumnClause
 
 _PG_TS_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
 
@@ -54,5 +53,5 @@ def json_array_of_objects(
         .correlate(parent)
         .subquery()
     )
-    obj_col: ColumnClause[Any] = ordered.c.obj
+    obj_col: Any = ordered.c.obj
     return select(func.json_group_array(func.json(obj_col))).scalar_subquery()

@@ -8,11 +8,11 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, or_
 from sqlalchemy.engine import RowMapping
 
-from chatcrm.contacts.listing import like_pattern
 from chatcrm.core.pagination import TokenCodec, filters_digest
 from chatcrm.db.engine import Database
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import opportunities
+from chatcrm.db.textsearch import contains_ci
 from chatcrm.opportunities.repository import read_statement
 
 LIST_PARAMS = (
@@ -40,17 +40,12 @@ class OpportunityFilters:
     def digest(self) -> str:
         return filters_digest(asdict(self))
 
-    def conditions(self) -> list[ColumnElement[bool]]:
+    def conditions(self, dialect: str) -> list[ColumnElement[bool]]:
         c = opportunities.c
         out: list[ColumnElement[bool]] = []
         if self.q:
-            pattern = like_pattern(self.q)
             out.append(
-                or_(
-                    c.name.ilike(pattern, escape="\\"),
-                    c.description.ilike(pattern, escape="\\"),
-                    c.code.ilike(pattern, escape="\\"),
-                )
+                or_(*(contains_ci(col, self.q, dialect) for col in (c.name, c.description, c.code)))
             )
         if self.stage_id:
             out.append(c.stage_id == self.stage_id)
@@ -77,7 +72,7 @@ async def list_page(
     stmt = read_statement(db.dialect).where(
         opportunities.c.workspace_id == workspace_id,
         opportunities.c.deleted_at.is_(None),
-        *filters.conditions(),
+        *filters.conditions(db.dialect),
     )
     return await list_with_token(
         db,

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from chatcrm.api.bodyrules import check_create_body, fields_to_update
+from chatcrm.api.bodyrules import create_values, fields_to_update, require_valid
 from chatcrm.api.conditional import check_if_match, etag
 from chatcrm.api.errors import OpportunityNotFound, ValidationFailed
 from chatcrm.core import values as v
@@ -46,9 +46,12 @@ async def _check_contact(refs: References, field: str, contact_id: str | None) -
 async def create(
     db: Database, *, workspace_id: str, key_id: str, body: dict[str, Any]
 ) -> RowMapping:
-    check_create_body(body, allowed=fields.CREATE_FIELDS, required=("name", "amount"))
-    present = [k for k in body if k in fields.VALIDATORS and body[k] is not None]
-    clean, errors = fields.validate(present, body)
+    clean, errors = create_values(
+        body,
+        allowed=fields.CREATE_FIELDS,
+        required=("name", "amount"),
+        validators=fields.VALIDATORS,
+    )
     agent_field = "assignedComercialId" if "assignedComercialId" in clean else "assignedAgentId"
     if (
         "assignedComercialId" in clean
@@ -56,8 +59,7 @@ async def create(
         and clean["assignedComercialId"] != clean["assignedAgentId"]
     ):
         errors.append(FieldError("assignedAgentId", "differs from assignedComercialId"))
-    if errors:
-        raise ValidationFailed(errors)
+    require_valid(errors)
     agent_id = clean.get(agent_field)
     amount = clean["amount"]
     final_amount = clean.get("finalAmount")
@@ -239,6 +241,20 @@ async def delete(
         )
 
 
+def _category(field: str, value: object) -> str:
+    if value not in fields.ACTIVITY_CATEGORIES:
+        raise FieldError(field, f"must be one of {', '.join(fields.ACTIVITY_CATEGORIES)}")
+    assert isinstance(value, str)
+    return value
+
+
+ACTIVITY_VALIDATORS = {
+    "content": lambda f, x: v.required_text(f, x, max_len=v.TEXT_MAX),
+    "categoryType": _category,
+    "date": lambda f, x: v.timestamp(f, x),
+}
+
+
 async def add_activity(
     db: Database,
     *,
@@ -247,32 +263,17 @@ async def add_activity(
     key_id: str,
     body: dict[str, Any],
 ) -> None:
-    check_create_body(
+    clean, errors = create_values(
         body,
         allowed=frozenset({"content", "date", "categoryType"}),
         required=("content", "categoryType"),
+        validators=ACTIVITY_VALIDATORS,
     )
-    errors: list[FieldError] = []
-    content = category = None
-    try:
-        content = v.required_text("content", body["content"], max_len=v.TEXT_MAX)
-    except FieldError as exc:
-        errors.append(exc)
-    if body["categoryType"] not in fields.ACTIVITY_CATEGORIES:
-        errors.append(
-            FieldError("categoryType", f"must be one of {', '.join(fields.ACTIVITY_CATEGORIES)}")
-        )
-    else:
-        category = body["categoryType"]
+    require_valid(errors)
     now = utcnow()
-    date = now
-    if body.get("date") is not None:
-        try:
-            date = v.timestamp("date", body["date"]) or now
-        except FieldError as exc:
-            errors.append(exc)
-    if errors:
-        raise ValidationFailed(errors)
+    content = clean["content"]
+    category = clean["categoryType"]
+    date = clean.get("date") or now
     if not is_id(opportunity_id):
         raise OpportunityNotFound(opportunity_id)
     async with db.write() as conn:

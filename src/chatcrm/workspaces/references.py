@@ -25,7 +25,10 @@ class References:
             else None
         )
         if found != kind:
-            self.errors.append(FieldError(field, f"is not a {kind} stage of this workspace"))
+            article = "an" if kind[0] in "aeiou" else "a"
+            self.errors.append(
+                FieldError(field, f"is not {article} {kind} stage of this workspace")
+            )
 
     async def agent(self, field: str, agent_id: str | None) -> None:
         if agent_id is None:

@@ -12,13 +12,9 @@ from starlette.responses import Response
 
 from chatcrm.api import messages as m
 from chatcrm.api.body import read_json_object
-from chatcrm.api.bodyrules import check_create_body
 from chatcrm.api.deps import Caller, Db, WorkspaceHeader, check_body_workspace, select_workspace
 from chatcrm.api.envelope import ok
-from chatcrm.api.errors import ValidationFailed
 from chatcrm.api.openapi import json_body, responses
-from chatcrm.core import values as v
-from chatcrm.core.values import FieldError
 from chatcrm.workspaces import schemas, service
 
 router = APIRouter(tags=["workspaces"])
@@ -52,24 +48,7 @@ async def get_workspace(
 )
 async def create_workspace(request: Request, caller: Caller, db: Db) -> Response:
     body = await read_json_object(request)
-    check_create_body(body, allowed=frozenset({"name", "timezone"}), required=("name",))
-    errors: list[FieldError] = []
-    name = timezone = None
-    try:
-        name = v.required_text("name", body["name"])
-    except FieldError as exc:
-        errors.append(exc)
-    try:
-        timezone = (
-            service.timezone_name("timezone", body["timezone"])
-            if body.get("timezone") is not None
-            else "UTC"
-        )
-    except FieldError as exc:
-        errors.append(exc)
-    if errors:
-        raise ValidationFailed(errors)
-    assert name is not None and timezone is not None
+    name, timezone = service.workspace_values(body)
     async with db.write() as conn:
         workspace_id = await service.create_workspace(
             conn, account_id=caller.account_id, name=name, timezone=timezone

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from chatcrm.api.bodyrules import check_create_body
-from chatcrm.api.errors import NotFound, ValidationFailed
+from chatcrm.api.bodyrules import create_values, require_valid
+from chatcrm.api.errors import NotFound
 from chatcrm.core import values as v
 from chatcrm.core.ids import new_id
 from chatcrm.core.timefmt import iso, utcnow
@@ -96,98 +96,119 @@ async def workspace_view(conn: AsyncConnection, workspace_id: str) -> dict[str, 
     }
 
 
+def _stage_kind(field: str, value: object) -> str:
+    if value not in STAGE_KINDS:
+        raise FieldError(field, 'must be "contact" or "opportunity"')
+    assert isinstance(value, str)
+    return value
+
+
+def _name(field: str, value: object) -> str:
+    return v.required_text(field, value)
+
+
+def _agent_email(field: str, value: object) -> str:
+    email = v.email(field, value, nullable=False)
+    assert email is not None
+    return email
+
+
 async def add_stage(
     conn: AsyncConnection, workspace_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
-    check_create_body(body, allowed=frozenset({"kind", "name"}), required=("kind", "name"))
-    errors: list[FieldError] = []
-    kind = body["kind"]
-    if kind not in STAGE_KINDS:
-        errors.append(FieldError("kind", 'must be "contact" or "opportunity"'))
-    try:
-        name = v.required_text("name", body["name"])
-    except FieldError as exc:
-        errors.append(exc)
-    if errors:
-        raise ValidationFailed(errors)
+    clean, errors = create_values(
+        body,
+        allowed=frozenset({"kind", "name"}),
+        required=("kind", "name"),
+        validators={"kind": _stage_kind, "name": _name},
+    )
+    require_valid(errors)
     now = utcnow()
-    position = await repo.next_stage_position(conn, workspace_id, kind)
+    position = await repo.next_stage_position(conn, workspace_id, clean["kind"])
     stage_id = new_id()
     await repo.insert_stage(
         conn,
         workspace_id=workspace_id,
         stage_id=stage_id,
-        kind=kind,
-        name=name,
+        kind=clean["kind"],
+        name=clean["name"],
         position=position,
         now=now,
     )
     await repo.touch_workspace(conn, workspace_id, now)
-    return {"id": stage_id, "name": name, "order": position}
+    return {"id": stage_id, "name": clean["name"], "order": position}
 
 
 async def add_tag(conn: AsyncConnection, workspace_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    check_create_body(body, allowed=frozenset({"name", "color"}), required=("name",))
-    errors: list[FieldError] = []
-    name = color = None
-    try:
-        name = v.required_text("name", body["name"])
-    except FieldError as exc:
-        errors.append(exc)
-    try:
-        color = v.text("color", body.get("color"), nullable=True, max_len=v.NAME_MAX)
-    except FieldError as exc:
-        errors.append(exc)
-    if errors:
-        raise ValidationFailed(errors)
-    assert name is not None
+    clean, errors = create_values(
+        body,
+        allowed=frozenset({"name", "color"}),
+        required=("name",),
+        validators={"name": _name, "color": lambda f, x: v.text(f, x, nullable=True)},
+    )
+    require_valid(errors)
     now = utcnow()
     tag_id = new_id()
+    color = clean.get("color")
     await repo.insert_tag(
-        conn, workspace_id=workspace_id, tag_id=tag_id, name=name, color=color, now=now
+        conn, workspace_id=workspace_id, tag_id=tag_id, name=clean["name"], color=color, now=now
     )
     await repo.touch_workspace(conn, workspace_id, now)
-    return {"id": tag_id, "name": name, "color": color}
+    return {"id": tag_id, "name": clean["name"], "color": color}
 
 
 async def add_segmentation(
     conn: AsyncConnection, workspace_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
-    check_create_body(body, allowed=frozenset({"name"}), required=("name",))
-    try:
-        name = v.required_text("name", body["name"])
-    except FieldError as exc:
-        raise ValidationFailed([exc]) from exc
+    clean, errors = create_values(
+        body, allowed=frozenset({"name"}), required=("name",), validators={"name": _name}
+    )
+    require_valid(errors)
     now = utcnow()
     segmentation_id = new_id()
     await repo.insert_segmentation(
-        conn, workspace_id=workspace_id, segmentation_id=segmentation_id, name=name, now=now
+        conn,
+        workspace_id=workspace_id,
+        segmentation_id=segmentation_id,
+        name=clean["name"],
+        now=now,
     )
     await repo.touch_workspace(conn, workspace_id, now)
-    return {"id": segmentation_id, "name": name}
+    return {"id": segmentation_id, "name": clean["name"]}
 
 
 async def add_agent(
     conn: AsyncConnection, workspace_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
-    check_create_body(body, allowed=frozenset({"name", "email"}), required=("name", "email"))
-    errors: list[FieldError] = []
-    name = email = None
-    try:
-        name = v.required_text("name", body["name"])
-    except FieldError as exc:
-        errors.append(exc)
-    try:
-        email = v.email("email", body["email"], nullable=False)
-    except FieldError as exc:
-        errors.append(exc)
-    if errors:
-        raise ValidationFailed(errors)
-    assert name is not None and email is not None
+    clean, errors = create_values(
+        body,
+        allowed=frozenset({"name", "email"}),
+        required=("name", "email"),
+        validators={"name": _name, "email": _agent_email},
+    )
+    require_valid(errors)
     now = utcnow()
     agent_id = new_id()
     await repo.insert_agent(
-        conn, workspace_id=workspace_id, agent_id=agent_id, name=name, email=email, now=now
+        conn,
+        workspace_id=workspace_id,
+        agent_id=agent_id,
+        name=clean["name"],
+        email=clean["email"],
+        now=now,
     )
     await repo.touch_workspace(conn, workspace_id, now)
-    return {"id": agent_id, "name": name, "email": email}
+    return {"id": agent_id, "name": clean["name"], "email": clean["email"]}
+
+
+def workspace_values(body: dict[str, Any]) -> tuple[str, str]:
+    """(name, timezone) of a new workspace."""
+    clean, errors = create_values(
+        body,
+        allowed=frozenset({"name", "timezone"}),
+        required=("name",),
+        validators={"name": _name, "timezone": timezone_name},
+        workspace_key=False,
+    )
+    require_valid(errors)
+    return clean["name"], clean.get("timezone", "UTC")

@@ -1,0 +1,1019 @@
+"""Tenancy, route by route: every route under /api is walked with three callers.
+
+- a key of ANOTHER account naming the victim's workspace (header, query, body or path):
+  403 FORBIDDEN, whatever else the request says;
+- that other account in its OWN workspace naming the victim's records: 404 for an id,
+  422 for a reference inside a body, and lists/searches that never show the victim;
+- the victim's own key in a SECOND workspace of the same account: the same 404/422 for
+  the first workspace's records, 403 when it names the first workspace beside its header.
+
+After every walk the victim's workspace reads exactly as before (records, ETags, lists,
+activities, workspace view). A route added to the app without a case here fails
+`test_every_api_route_is_walked`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from chatcrm.app import create_app
+from chatcrm.config import Settings
+from tests.client import Api, error, error_fields, ok_data, unique_email, unique_phone
+
+try:  # FastAPI >= 0.165 keeps included routers as nodes of app.routes
+    from fastapi.routing import iter_route_contexts
+except ImportError:  # pragma: no cover - older FastAPI lists the routes themselves
+    iter_route_contexts = None
+
+# Stand-ins for the header of a request: the victim's workspace, or the caller's own one.
+VICTIM = "<victim workspace>"
+OWN = "<own workspace>"
+
+LIST_OBTAINED = "List obtained successfully."
+SEARCH_OBTAINED = "Successfully obtained list."
+DELETED = "Contacts deleted successfully."
+VALIDATION = "VALIDATION_ERROR"
+NO_CONTACT = "CONTACT_NOT_FOUND"
+NO_OPP = "OPPORTUNITY_NOT_FOUND"
+
+
+@dataclass
+class World:
+    victim: Api  # account A, workspace W1: the data that must stay untouched
+    sibling: Api  # account A (same key), workspace W2
+    stranger: Api  # account B, its own workspace
+    secret: str  # a string inside every private value of the victim
+    contact: dict[str, Any]
+    contact2: dict[str, Any]
+    opportunity: dict[str, Any]
+    opportunity2: dict[str, Any]
+    tag: dict[str, Any]
+    agent: dict[str, Any]
+    segmentation: dict[str, Any]
+    contact_stage: str
+    opportunity_stage: str
+    phone: str
+    contacts_token: str
+    opportunities_token: str
+    activities_token: str
+    own: dict[str, dict[str, Any]] = field(default_factory=dict)  # per caller ws: records
+
+    @property
+    def record_ids(self) -> set[str]:
+        return {
+            self.contact["id"],
+            self.contact2["id"],
+            self.opportunity["id"],
+            self.opportunity2["id"],
+        }
+
+    @property
+    def setup_ids(self) -> set[str]:
+        return {
+            self.tag["id"],
+            self.agent["id"],
+            self.segmentation["id"],
+            self.contact_stage,
+            self.opportunity_stage,
+        }
+
+
+def second_workspace(api: Api, name: str) -> Api:
+    data = ok_data(api.post("/api/workspace", json={"name": name}, workspace=None))
+    other = Api(api.http, api.account)
+    other.ws = data["id"]
+    return other
+
+
+def _token(api: Api, path: str, **params: str) -> str:
+    token = ok_data(api.get(path, params={"pageSize": "1", **params}))["continuationToken"]
+    assert isinstance(token, str) and token
+    return token
+
+
+@pytest.fixture
+def world(api: Api, other_api: Api) -> World:
+    secret = uuid.uuid4().hex[:12]
+    tag = api.add_tag(name=f"tag-{secret}")
+    agent = api.add_agent(name=f"Agent {secret}", email=f"agent.{secret}@example.com")
+    segmentation = api.add_segmentation(name=f"seg-{secret}")
+    contact_stage = api.add_stage("contact", name=f"cst-{secret}")["id"]
+    opportunity_stage = api.add_stage("opportunity", name=f"ost-{secret}")["id"]
+    phone = unique_phone()
+    contact = api.create_contact(
+        name=f"Victim {secret}",
+        lastname=f"Lastname {secret}",
+        email=f"victim.{secret}@example.com",
+        internalWhatsappNumber=phone,
+        tags=[tag["id"]],
+        assignedAgentId=agent["id"],
+        segmentationId=segmentation["id"],
+        stageId=contact_stage,
+        variables=[{"name": "secret", "value": secret}],
+    )
+    contact2 = api.create_contact(name=f"Second {secret}", email=f"second.{secret}@example.com")
+    opportunity = api.create_opportunity(
+        name=f"Deal {secret}",
+        description=f"Description {secret}",
+        contactId=contact["id"],
+        assignedAgentId=agent["id"],
+        segmentationId=segmentation["id"],
+        stageId=opportunity_stage,
+    )
+    opportunity2 = api.create_opportunity(name=f"Deal two {secret}", amount=5)
+    for n in (1, 2):
+        ok_data(
+            api.post(f"/api/contact/{contact['id']}/activities", json={"content": f"n{n} {secret}"})
+        )
+    ok_data(
+        api.post(
+            f"/api/opportunity/{opportunity['id']}/agent/activities",
+            json={"content": f"call {secret}", "categoryType": "Calls"},
+        )
+    )
+    sibling = second_workspace(api, "Sibling")
+    w = World(
+        victim=api,
+        sibling=sibling,
+        stranger=other_api,
+        secret=secret,
+        contact=contact,
+        contact2=contact2,
+        opportunity=opportunity,
+        opportunity2=opportunity2,
+        tag=tag,
+        agent=agent,
+        segmentation=segmentation,
+        contact_stage=contact_stage,
+        opportunity_stage=opportunity_stage,
+        phone=phone,
+        contacts_token=_token(api, "/api/contact"),
+        opportunities_token=_token(api, "/api/opportunity"),
+        activities_token=_token(api, f"/api/contact/{contact['id']}/activities"),
+    )
+    for caller in (sibling, other_api):
+        w.own[caller.ws] = {
+            "contact": caller.create_contact(name="Own"),
+            "opportunity": caller.create_opportunity(name="Own deal"),
+        }
+    return w
+
+
+def snapshot(w: World) -> dict[str, Any]:
+    """The victim workspace as its own key reads it: every record (with its ETag), both
+    lists, the activity log and the workspace view."""
+    v = w.victim
+    out: dict[str, Any] = {"workspace": ok_data(v.get(f"/api/workspace/{v.ws}"))}
+    for contact in (w.contact, w.contact2):
+        response = v.get_contact(contact["id"])
+        out[f"contact {contact['id']}"] = (ok_data(response), response.headers["etag"])
+    for opp in (w.opportunity, w.opportunity2):
+        response = v.get(f"/api/opportunity/{opp['id']}")
+        out[f"opportunity {opp['id']}"] = (ok_data(response), response.headers["etag"])
+    out["contacts"] = ok_data(v.get("/api/contact", params={"pageSize": "100"}))
+    out["opportunities"] = ok_data(v.get("/api/opportunity", params={"pageSize": "100"}))
+    out["activities"] = ok_data(
+        v.get(f"/api/contact/{w.contact['id']}/activities", params={"pageSize": "100"})
+    )
+    out["by email"] = ok_data(
+        v.get("/api/contact/searchByEmail", params={"email": w.contact["email"]})
+    )
+    out["by phone"] = ok_data(
+        v.get("/api/contact/searchByCellphone", params={"cellphone": w.phone})
+    )
+    assert [c["id"] for c in out["contacts"]["data"]] == [w.contact2["id"], w.contact["id"]]
+    assert len(out["activities"]["data"]) == 2
+    return out
+
+
+# --- requests and expectations --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Req:
+    """One request. `header` is VICTIM, OWN (the caller's workspace) or None (no header)."""
+
+    label: str
+    method: str
+    path: str
+    header: str | None
+    params: dict[str, str] | None = None
+    json: Any = None
+    content: bytes | None = None
+
+
+@dataclass(frozen=True)
+class Expect:
+    req: Req
+    status: int
+    code: str | None = None  # error code; None on success
+    fields: tuple[str, ...] | None = None  # error fields, in any order
+    message: str | None = None  # success message
+    check: Callable[[Any], None] | None = None  # on the success data
+    echoes: bool = False  # the answer repeats values the caller sent (which hold the secret)
+
+
+def send(caller: Api, w: World, req: Req) -> httpx.Response:
+    header = {VICTIM: w.victim.ws, OWN: caller.ws, None: None}[req.header]
+    return caller.request(
+        req.method,
+        req.path,
+        params=req.params,
+        json=req.json,
+        content=req.content,
+        workspace=header,
+    )
+
+
+def assert_private(w: World, response: httpx.Response, label: str) -> None:
+    """Nothing of the victim's private values shows in an answer to another caller."""
+    assert w.secret not in response.text, (label, response.text)
+    assert w.phone not in response.text, (label, response.text)
+
+
+def expect(caller: Api, w: World, e: Expect) -> None:
+    response = send(caller, w, e.req)
+    label = f"{e.req.method} {e.req.path} [{e.req.label}]"
+    try:
+        if e.status == 200:
+            data = ok_data(response, e.message)
+            if e.check is not None:
+                e.check(data)
+        else:
+            assert e.code is not None
+            body = error(response, e.status, e.code)
+            if e.status == 403:
+                assert body["data"] is None
+            if e.fields is not None:
+                assert sorted(error_fields(body)) == sorted(e.fields), body
+        if not e.echoes:
+            assert_private(w, response, label)
+    except AssertionError as exc:
+        raise AssertionError(f"{label}: {exc}") from exc
+
+
+# --- the routes -------------------------------------------------------------------------
+
+Check = Callable[[Any], None]
+
+
+def at(method: str, path: str) -> Callable[..., Req]:
+    """Requests of one route: `r(label, header, params=None, json=None)`."""
+
+    def make(label: str, header: str | None, params: Any = None, json: Any = None) -> Req:
+        return Req(label, method, path, header, params, json)
+
+    return make
+
+
+def ok(req: Req, check: Check | None = None, message: str | None = None) -> Expect:
+    return Expect(req, 200, message=message, check=check)
+
+
+def err(req: Req, status: int, code: str, *fields: str) -> Expect:
+    return Expect(req, status, code, fields or None)
+
+
+@dataclass(frozen=True)
+class RouteCase:
+    # Requests that name the victim's workspace somewhere (header, query, body or path);
+    # `me` is the caller, for requests that also name its own workspace.
+    addressing: Callable[[World, Api], list[Req]]
+    # Requests in the caller's own workspace naming the victim's records, with the answer.
+    records: Callable[[World, Api], list[Expect]]
+
+
+def empty_search(data: Any) -> None:
+    assert data == {"contactId": "", "data": []}, data
+
+
+def own_list(me: Api, w: World) -> Check:
+    def check(data: Any) -> None:
+        assert list(data) == ["workspaceId", "continuationToken", "data"]
+        assert data["workspaceId"] == me.ws
+        assert all(item["workspaceId"] == me.ws for item in data["data"]), data
+        assert {item["id"] for item in data["data"]}.isdisjoint(w.record_ids), data
+
+    return check
+
+
+def empty_list(me: Api) -> Check:
+    def check(data: Any) -> None:
+        assert data == {"workspaceId": me.ws, "continuationToken": None, "data": []}, data
+
+    return check
+
+
+def own_workspace_view(me: Api, w: World) -> Check:
+    def check(data: Any) -> None:
+        assert data["id"] != w.victim.ws
+        assert data["tags"] == [] and data["agents"] == [] and data["segmentations"] == []
+        ids = {s["id"] for s in data["contactStages"] + data["opportunityStages"]}
+        assert w.contact_stage not in ids and w.opportunity_stage not in ids
+
+    return check
+
+
+def list_contacts_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", "/api/contact"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+        r("header and query", VICTIM, {"workspaceId": ws}),
+        r("the victim's token", VICTIM, {"continuationToken": w.contacts_token}),
+    ]
+
+
+def list_contacts_records(w: World, me: Api) -> list[Expect]:
+    r, empty = at("GET", "/api/contact"), empty_list(me)
+    return [
+        ok(r("own list", OWN, {"pageSize": "100"}), own_list(me, w), LIST_OBTAINED),
+        ok(r("own list, query", None, {"workspaceId": me.ws}), own_list(me, w)),
+        ok(r("q name", OWN, {"q": w.secret}), empty),
+        ok(r("q phone", OWN, {"q": w.phone}), empty),
+        ok(r("stageId", OWN, {"stageId": w.contact_stage}), empty),
+        ok(r("assignedAgentId", OWN, {"assignedAgentId": w.agent["id"]}), empty),
+        ok(r("tag", OWN, {"tag": w.tag["id"]}), empty),
+        err(
+            r("victim's token", OWN, {"continuationToken": w.contacts_token}),
+            400,
+            "INVALID_CONTINUATION_TOKEN",
+        ),
+    ]
+
+
+def create_contact_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", "/api/contact"), w.victim.ws
+    body = {"name": "Intruder", "email": unique_email()}
+    refs = {"stageId": w.contact_stage, "tags": [w.tag["id"]]}
+    return [
+        r("header", VICTIM, json=body),
+        r("body", None, json={**body, "workspaceId": ws}),
+        r("body beside own header", OWN, json={**body, "workspaceId": ws}),
+        r("header, invalid body", VICTIM, json={}),
+        r("header, victim's references", VICTIM, json={**body, **refs}),
+    ]
+
+
+def create_contact_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", "/api/contact")
+    body = {"name": "Intruder", "email": unique_email()}
+    refs = {
+        "stageId": w.contact_stage,
+        "segmentationId": w.segmentation["id"],
+        "assignedAgentId": w.agent["id"],
+        "tags": [w.tag["id"]],
+    }
+    fields = ("stageId", "segmentationId", "assignedAgentId", "tags[0]")
+    return [
+        err(r("victim's references", OWN, json={**body, **refs}), 422, VALIDATION, *fields),
+        err(
+            r("victim's tag as {id}", OWN, json={**body, "tags": [{"id": w.tag["id"]}]}),
+            422,
+            VALIDATION,
+            "tags[0]",
+        ),
+        err(
+            r("body", None, json={**body, "workspaceId": me.ws, "stageId": w.contact_stage}),
+            422,
+            VALIDATION,
+            "stageId",
+        ),
+    ]
+
+
+def update_contact_addressing(w: World, me: Api) -> list[Req]:
+    r, ws, cid = at("PUT", "/api/contact"), w.victim.ws, w.contact["id"]
+    rename = {"paramToUpdate": "name", "name": "Hacked"}
+    return [
+        r("header and query", VICTIM, {"id": cid, "workspaceId": ws}, rename),
+        r("query beside own header", OWN, {"id": cid, "workspaceId": ws}, rename),
+        r(
+            "body beside own ones",
+            OWN,
+            {"id": cid, "workspaceId": me.ws},
+            {**rename, "workspaceId": ws},
+        ),
+        r("invalid body", VICTIM, {"id": cid, "workspaceId": ws}, {"paramToUpdate": "nope"}),
+    ]
+
+
+def update_contact_records(w: World, me: Api) -> list[Expect]:
+    r, cid = at("PUT", "/api/contact"), w.contact["id"]
+    own = w.own[me.ws]["contact"]["id"]
+    mine, theirs = {"id": own, "workspaceId": me.ws}, {"id": cid, "workspaceId": me.ws}
+    two = {"paramToUpdate": "isRead,lastname", "isRead": True, "lastname": "X"}
+    solved = {
+        "paramToUpdate": "isSolved,solvedByAgentId",
+        "isSolved": True,
+        "solvedByAgentId": w.agent["id"],
+    }
+    references = [
+        ("stageId", w.contact_stage, "stageId"),
+        ("segmentationId", w.segmentation["id"], "segmentationId"),
+        ("assignedAgentId", w.agent["id"], "assignedAgentId"),
+        ("tags", [w.tag["id"]], "tags[0]"),
+    ]
+    return [
+        err(
+            r("victim's contact", OWN, theirs, {"paramToUpdate": "name", "name": "X"}),
+            404,
+            NO_CONTACT,
+        ),
+        err(r("victim's contact, two fields", OWN, theirs, two), 404, NO_CONTACT),
+        *[
+            err(
+                r(f"victim's {name}", OWN, mine, {"paramToUpdate": name, name: value}),
+                422,
+                VALIDATION,
+                field_,
+            )
+            for name, value, field_ in references
+        ],
+        err(r("victim's agent as solver", OWN, mine, solved), 422, VALIDATION, "solvedByAgentId"),
+    ]
+
+
+def get_contact_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", f"/api/contact/{w.contact['id']}"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+        at("GET", f"/api/contact/{uuid.uuid4()}")("unknown id", VICTIM),
+    ]
+
+
+def get_contact_records(w: World, me: Api) -> list[Expect]:
+    r = at("GET", f"/api/contact/{w.contact['id']}")
+    return [
+        err(r("header", OWN), 404, NO_CONTACT),
+        err(r("query", None, {"workspaceId": me.ws}), 404, NO_CONTACT),
+        err(at("GET", f"/api/contact/{w.contact2['id']}")("second", OWN), 404, NO_CONTACT),
+    ]
+
+
+def search_email_addressing(w: World, me: Api) -> list[Req]:
+    r, ws, email = at("GET", "/api/contact/searchByEmail"), w.victim.ws, w.contact["email"]
+    return [
+        r("header", VICTIM, {"email": email}),
+        r("query", None, {"email": email, "workspaceId": ws}),
+        r("query beside own header", OWN, {"email": email, "workspaceId": ws}),
+    ]
+
+
+def search_email_records(w: World, me: Api) -> list[Expect]:
+    r, email = at("GET", "/api/contact/searchByEmail"), w.contact["email"]
+    return [
+        ok(r("exact", OWN, {"email": email}), empty_search, SEARCH_OBTAINED),
+        ok(r("other case", OWN, {"email": email.upper()}), empty_search),
+        ok(r("second contact", OWN, {"email": w.contact2["email"]}), empty_search),
+        ok(r("query", None, {"email": email, "workspaceId": me.ws}), empty_search),
+    ]
+
+
+def search_phone_addressing(w: World, me: Api) -> list[Req]:
+    r, ws, phone = at("GET", "/api/contact/searchByCellphone"), w.victim.ws, w.phone
+    return [
+        r("header", VICTIM, {"cellphone": phone}),
+        r("query", None, {"cellphone": phone, "workspaceId": ws}),
+        r("query beside own header", OWN, {"cellphone": phone, "workspaceId": ws}),
+    ]
+
+
+def search_phone_records(w: World, me: Api) -> list[Expect]:
+    r, phone = at("GET", "/api/contact/searchByCellphone"), w.phone
+    formatted = f"+{phone[:2]} {phone[2:5]}-{phone[5:]}"
+    return [
+        ok(r("digits", OWN, {"cellphone": phone}), empty_search, SEARCH_OBTAINED),
+        ok(r("formatted", OWN, {"cellphone": formatted}), empty_search),
+        ok(r("query", None, {"cellphone": phone, "workspaceId": me.ws}), empty_search),
+    ]
+
+
+def delete_batch_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", "/api/contact/delete-batch"), w.victim.ws
+    ids = [{"ids": w.contact["id"]}, {"ids": w.contact2["id"]}]
+    return [
+        r("header", VICTIM, json={"contactIds": ids}),
+        r("body", None, json={"workspaceId": ws, "contactIds": ids}),
+        r("body beside own header", OWN, json={"workspaceId": ws, "contactIds": ids}),
+        r("header, invalid body", VICTIM, json={"contactIds": "all"}),
+    ]
+
+
+def delete_batch_records(w: World, me: Api) -> list[Expect]:
+    r, cid, cid2 = at("POST", "/api/contact/delete-batch"), w.contact["id"], w.contact2["id"]
+    own = w.own[me.ws]["contact"]["id"]
+
+    def result(deleted: list[str], not_found: list[str]) -> Check:
+        def check(data: Any) -> None:
+            assert data == {"deletedIds": deleted, "notFoundIds": not_found}, data
+
+        return check
+
+    both = [{"ids": cid}, {"ids": cid2}]
+    as_list = {"workspaceId": me.ws, "contactIds": [{"ids": [cid, cid2]}]}
+    return [
+        ok(r("victim's ids", OWN, json={"contactIds": both}), result([], [cid, cid2]), DELETED),
+        ok(r("ids as a list, body", None, json=as_list), result([], [cid, cid2])),
+        # With one of its own: only that one goes (last, so the cases above still see it).
+        ok(
+            r("mixed", OWN, json={"contactIds": [{"ids": cid}, {"ids": own}]}),
+            result([own], [cid]),
+        ),
+    ]
+
+
+def contact_activity_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", f"/api/contact/{w.contact['id']}/activities"), w.victim.ws
+    return [
+        r("header", VICTIM, json={"content": "x"}),
+        r("body", None, json={"workspaceId": ws, "content": "x"}),
+        r("body beside own header", OWN, json={"workspaceId": ws, "content": "x"}),
+        r("header, invalid body", VICTIM, json={"content": ""}),
+    ]
+
+
+def contact_activity_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", f"/api/contact/{w.contact['id']}/activities")
+    return [
+        err(r("header", OWN, json={"content": "x"}), 404, NO_CONTACT),
+        err(r("body", None, json={"workspaceId": me.ws, "content": "x"}), 404, NO_CONTACT),
+    ]
+
+
+def contact_activities_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", f"/api/contact/{w.contact['id']}/activities"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+        r("the victim's token", VICTIM, {"continuationToken": w.activities_token}),
+    ]
+
+
+def contact_activities_records(w: World, me: Api) -> list[Expect]:
+    r = at("GET", f"/api/contact/{w.contact['id']}/activities")
+    own = at("GET", f"/api/contact/{w.own[me.ws]['contact']['id']}/activities")
+    return [
+        err(r("header", OWN), 404, NO_CONTACT),
+        err(r("query", None, {"workspaceId": me.ws}), 404, NO_CONTACT),
+        err(
+            own("victim's token, own contact", OWN, {"continuationToken": w.activities_token}),
+            400,
+            "INVALID_CONTINUATION_TOKEN",
+        ),
+    ]
+
+
+def list_opportunities_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", "/api/opportunity"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+        r("the victim's token", VICTIM, {"continuationToken": w.opportunities_token}),
+    ]
+
+
+def list_opportunities_records(w: World, me: Api) -> list[Expect]:
+    r, empty = at("GET", "/api/opportunity"), empty_list(me)
+    return [
+        ok(r("own list", OWN, {"pageSize": "100"}), own_list(me, w), LIST_OBTAINED),
+        ok(r("own list, query", None, {"workspaceId": me.ws}), own_list(me, w)),
+        ok(r("q name", OWN, {"q": w.secret}), empty),
+        # Codes restart in each workspace: the same code finds only the caller's own.
+        ok(r("q code", OWN, {"q": w.opportunity["opportCode"]}), own_list(me, w)),
+        ok(r("contactId", OWN, {"contactId": w.contact["id"]}), empty),
+        ok(r("stageId", OWN, {"stageId": w.opportunity_stage}), empty),
+        ok(r("assignedAgentId", OWN, {"assignedAgentId": w.agent["id"]}), empty),
+        err(
+            r("victim's token", OWN, {"continuationToken": w.opportunities_token}),
+            400,
+            "INVALID_CONTINUATION_TOKEN",
+        ),
+    ]
+
+
+def create_opportunity_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", "/api/opportunity"), w.victim.ws
+    body = {"name": "Intruder", "amount": 1}
+    refs = {"contactId": w.contact["id"], "stageId": w.opportunity_stage}
+    return [
+        r("header", VICTIM, json=body),
+        r("body", None, json={**body, "workspaceId": ws}),
+        r("body beside own header", OWN, json={**body, "workspaceId": ws}),
+        r("header, invalid body", VICTIM, json={"amount": -1}),
+        r("header, victim's references", VICTIM, json={**body, **refs}),
+    ]
+
+
+def create_opportunity_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", "/api/opportunity")
+    body = {"name": "Intruder", "amount": 1}
+    refs = {
+        "contactId": w.contact["id"],
+        "stageId": w.opportunity_stage,
+        "assignedAgentId": w.agent["id"],
+        "segmentationId": w.segmentation["id"],
+    }
+    comercial = {**body, "workspaceId": me.ws, "assignedComercialId": w.agent["id"]}
+    return [
+        err(r("victim's references", OWN, json={**body, **refs}), 422, VALIDATION, *refs),
+        err(r("assignedComercialId", None, json=comercial), 422, VALIDATION, "assignedComercialId"),
+    ]
+
+
+def update_opportunity_addressing(w: World, me: Api) -> list[Req]:
+    r, ws, oid = at("PUT", "/api/opportunity"), w.victim.ws, w.opportunity["id"]
+    rename = {"paramToUpdate": "name", "name": "Hacked"}
+    return [
+        r("header", VICTIM, {"id": oid}, rename),
+        r("header and query", VICTIM, {"id": oid, "workspaceId": ws}, rename),
+        r("query beside own header", OWN, {"id": oid, "workspaceId": ws}, rename),
+        r("body beside own header", OWN, {"id": oid}, {**rename, "workspaceId": ws}),
+        r("header, invalid body", VICTIM, {"id": oid}, {"name": "x"}),
+    ]
+
+
+def update_opportunity_records(w: World, me: Api) -> list[Expect]:
+    r, oid = at("PUT", "/api/opportunity"), w.opportunity["id"]
+    own = {"id": w.own[me.ws]["opportunity"]["id"]}
+    won = {"paramToUpdate": "winLossStatus", "winLossStatus": 1}
+    references = {
+        "contactId": w.contact["id"],
+        "stageId": w.opportunity_stage,
+        "assignedAgentId": w.agent["id"],
+        "segmentationId": w.segmentation["id"],
+    }
+    return [
+        err(r("victim's", OWN, {"id": oid}, {"paramToUpdate": "amount", "amount": 1}), 404, NO_OPP),
+        err(r("victim's, query", OWN, {"id": oid, "workspaceId": me.ws}, won), 404, NO_OPP),
+        *[
+            err(
+                r(f"victim's {name}", OWN, own, {"paramToUpdate": name, name: value}),
+                422,
+                VALIDATION,
+                name,
+            )
+            for name, value in references.items()
+        ],
+    ]
+
+
+def get_opportunity_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", f"/api/opportunity/{w.opportunity['id']}"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+    ]
+
+
+def get_opportunity_records(w: World, me: Api) -> list[Expect]:
+    r = at("GET", f"/api/opportunity/{w.opportunity['id']}")
+    return [
+        err(r("header", OWN), 404, NO_OPP),
+        err(r("query", None, {"workspaceId": me.ws}), 404, NO_OPP),
+    ]
+
+
+def delete_opportunity_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("DELETE", f"/api/opportunity/{w.opportunity['id']}"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+    ]
+
+
+def delete_opportunity_records(w: World, me: Api) -> list[Expect]:
+    first = at("DELETE", f"/api/opportunity/{w.opportunity['id']}")
+    second = at("DELETE", f"/api/opportunity/{w.opportunity2['id']}")
+    return [
+        err(first("header", OWN), 404, NO_OPP),
+        err(first("query", None, {"workspaceId": me.ws}), 404, NO_OPP),
+        err(second("header", OWN), 404, NO_OPP),
+    ]
+
+
+def activity(**extra: Any) -> dict[str, Any]:
+    return {
+        "content": "Called",
+        "date": "2025-04-07T21:56:19.325443Z",
+        "categoryType": "Calls",
+        **extra,
+    }
+
+
+def opportunity_activity_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", f"/api/opportunity/{w.opportunity['id']}/agent/activities"), w.victim.ws
+    return [
+        r("header", VICTIM, json=activity()),
+        r("body", None, json=activity(workspaceId=ws)),
+        r("body beside own header", OWN, json=activity(workspaceId=ws)),
+        r("header, invalid body", VICTIM, json=activity(categoryType="Fax")),
+    ]
+
+
+def opportunity_activity_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", f"/api/opportunity/{w.opportunity['id']}/agent/activities")
+    return [
+        err(r("header", OWN, json=activity()), 404, NO_OPP),
+        err(r("body", None, json=activity(workspaceId=me.ws)), 404, NO_OPP),
+    ]
+
+
+def get_workspace_addressing(w: World, me: Api) -> list[Req]:
+    r = at("GET", f"/api/workspace/{w.victim.ws}")
+    return [r("path", None), r("path and header", VICTIM), r("path beside own header", OWN)]
+
+
+def get_workspace_records(w: World, me: Api) -> list[Expect]:
+    r = at("GET", f"/api/workspace/{me.ws}")
+    view = own_workspace_view(me, w)
+    return [
+        ok(r("own", None), view, "Workspace obtained successfully."),
+        ok(r("own, header", OWN), view),
+    ]
+
+
+def create_workspace_addressing(w: World, me: Api) -> list[Req]:
+    # A header or body workspaceId naming a workspace the key cannot use is refused as
+    # everywhere else, never silently ignored.
+    r = at("POST", "/api/workspace")
+    return [
+        r("header", VICTIM, json={"name": "Intruder"}),
+        r("body", None, json={"name": "Intruder", "workspaceId": w.victim.ws}),
+    ]
+
+
+def create_workspace_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", "/api/workspace")
+    view = own_workspace_view(me, w)
+    return [
+        ok(
+            r("new workspace", None, json={"name": "Fresh"}),
+            view,
+            "Workspace created successfully.",
+        )
+    ]
+
+
+def setup_case(kind: str, body: Callable[[World], dict[str, Any]], message: str) -> RouteCase:
+    """POST /api/workspace/{workspaceId}/<kind>."""
+
+    def addressing(w: World, me: Api) -> list[Req]:
+        r = at("POST", f"/api/workspace/{w.victim.ws}/{kind}")
+        own = at("POST", f"/api/workspace/{me.ws}/{kind}")
+        return [
+            r("path", None, json=body(w)),
+            r("path and header", VICTIM, json=body(w)),
+            r("path beside own header", OWN, json=body(w)),
+            own(
+                "body beside own path and header", OWN, json={**body(w), "workspaceId": w.victim.ws}
+            ),
+            r("path, invalid body", None, json={}),
+        ]
+
+    def records(w: World, me: Api) -> list[Expect]:
+        def check(data: Any) -> None:
+            assert data["id"] not in w.setup_ids, data
+
+        # The victim's very names, in the caller's own workspace: a new item of its own
+        # (the answer echoes the names the caller sent).
+        r = at("POST", f"/api/workspace/{me.ws}/{kind}")
+        return [replace(ok(r("victim's names", OWN, json=body(w)), check, message), echoes=True)]
+
+    return RouteCase(addressing, records)
+
+
+CASES: dict[tuple[str, str], RouteCase] = {
+    ("GET", "/api/contact"): RouteCase(list_contacts_addressing, list_contacts_records),
+    ("POST", "/api/contact"): RouteCase(create_contact_addressing, create_contact_records),
+    ("PUT", "/api/contact"): RouteCase(update_contact_addressing, update_contact_records),
+    ("GET", "/api/contact/{contactId}"): RouteCase(get_contact_addressing, get_contact_records),
+    ("GET", "/api/contact/searchByEmail"): RouteCase(search_email_addressing, search_email_records),
+    ("GET", "/api/contact/searchByCellphone"): RouteCase(
+        search_phone_addressing, search_phone_records
+    ),
+    ("POST", "/api/contact/delete-batch"): RouteCase(delete_batch_addressing, delete_batch_records),
+    ("POST", "/api/contact/{contactId}/activities"): RouteCase(
+        contact_activity_addressing, contact_activity_records
+    ),
+    ("GET", "/api/contact/{contactId}/activities"): RouteCase(
+        contact_activities_addressing, contact_activities_records
+    ),
+    ("GET", "/api/opportunity"): RouteCase(
+        list_opportunities_addressing, list_opportunities_records
+    ),
+    ("POST", "/api/opportunity"): RouteCase(
+        create_opportunity_addressing, create_opportunity_records
+    ),
+    ("PUT", "/api/opportunity"): RouteCase(
+        update_opportunity_addressing, update_opportunity_records
+    ),
+    ("GET", "/api/opportunity/{opportunityId}"): RouteCase(
+        get_opportunity_addressing, get_opportunity_records
+    ),
+    ("DELETE", "/api/opportunity/{opportunityId}"): RouteCase(
+        delete_opportunity_addressing, delete_opportunity_records
+    ),
+    ("POST", "/api/opportunity/{opportunityId}/agent/activities"): RouteCase(
+        opportunity_activity_addressing, opportunity_activity_records
+    ),
+    ("GET", "/api/workspace/{workspaceId}"): RouteCase(
+        get_workspace_addressing, get_workspace_records
+    ),
+    ("POST", "/api/workspace"): RouteCase(create_workspace_addressing, create_workspace_records),
+    ("POST", "/api/workspace/{workspaceId}/stages"): setup_case(
+        "stages",
+        lambda w: {"kind": "contact", "name": f"cst-{w.secret}"},
+        "Stage created successfully.",
+    ),
+    ("POST", "/api/workspace/{workspaceId}/tags"): setup_case(
+        "tags", lambda w: {"name": f"tag-{w.secret}", "color": None}, "Tag created successfully."
+    ),
+    ("POST", "/api/workspace/{workspaceId}/segmentations"): setup_case(
+        "segmentations", lambda w: {"name": f"seg-{w.secret}"}, "Segmentation created successfully."
+    ),
+    ("POST", "/api/workspace/{workspaceId}/agents"): setup_case(
+        "agents",
+        lambda w: {"name": f"Agent {w.secret}", "email": f"agent.{w.secret}@example.com"},
+        "Agent created successfully.",
+    ),
+}
+ROUTE_IDS = [f"{method} {path}" for method, path in CASES]
+
+
+def api_routes(settings: Settings) -> set[tuple[str, str]]:
+    """Every (method, path template) the app serves under /api."""
+    routes: list[Any] = list(create_app(settings).routes)
+    if iter_route_contexts is not None:
+        routes = list(iter_route_contexts(routes))
+    out: set[tuple[str, str]] = set()
+    for route in routes:
+        path = getattr(route, "path", None)
+        if not isinstance(path, str) or not path.startswith("/api"):
+            continue
+        for method in getattr(route, "methods", None) or ():
+            if method != "HEAD":
+                out.add((method, path))
+    return out
+
+
+def _case(route_id: str) -> RouteCase:
+    method, path = route_id.split(" ", 1)
+    return CASES[(method, path)]
+
+
+# --- the tests --------------------------------------------------------------------------
+
+
+def test_every_api_route_is_walked(settings: Settings) -> None:
+    served = api_routes(settings)
+    assert len(served) >= 21
+    missing = sorted(served - set(CASES))
+    assert not missing, f"routes without a tenancy case: {missing}"
+    stale = sorted(set(CASES) - served)
+    assert not stale, f"tenancy cases for routes the app does not serve: {stale}"
+
+
+def walk(caller: Api, w: World, expectations: list[Expect]) -> None:
+    """Send every request (none is skipped because an earlier one failed); fail with all."""
+    failures = []
+    for e in expectations:
+        try:
+            expect(caller, w, e)
+        except AssertionError as exc:
+            failures.append(str(exc))
+    assert not failures, "\n".join(failures)
+
+
+def refused(requests: list[Req]) -> list[Expect]:
+    return [Expect(req, 403, "FORBIDDEN") for req in requests]
+
+
+@pytest.mark.parametrize("route_id", ROUTE_IDS)
+def test_another_account_cannot_use_the_victim_workspace(world: World, route_id: str) -> None:
+    """Naming the victim's workspace anywhere: 403. Naming its records from the attacker's
+    own workspace: 404 / 422 / nothing listed. Either way the victim is untouched."""
+    before = snapshot(world)
+    attacker = world.stranger
+    requests = _case(route_id).addressing(world, attacker)
+    assert requests
+    walk(attacker, world, refused(requests) + _case(route_id).records(world, attacker))
+    assert snapshot(world) == before
+
+
+@pytest.mark.parametrize("route_id", ROUTE_IDS)
+def test_a_second_workspace_of_the_account_cannot_reach_the_first(
+    world: World, route_id: str
+) -> None:
+    """Same key, the header of another workspace: the first one's records are not there;
+    naming the first workspace beside that header is a contradiction (403)."""
+    before = snapshot(world)
+    sibling = world.sibling
+    contradictions = [r for r in _case(route_id).addressing(world, sibling) if r.header == OWN]
+    walk(sibling, world, _case(route_id).records(world, sibling) + refused(contradictions))
+    assert snapshot(world) == before
+
+
+BODY_ROUTES = [
+    (method, path)
+    for method, path in CASES
+    if method in ("POST", "PUT") and path != "/api/workspace"
+]
+
+
+@pytest.mark.parametrize("route", BODY_ROUTES, ids=[f"{m} {p}" for m, p in BODY_ROUTES])
+def test_a_foreign_workspace_header_is_refused_before_the_body_is_read(
+    world: World, route: tuple[str, str]
+) -> None:
+    """Contract order: workspace rules (403) come before the body (400), so a foreign
+    workspace is refused the same way whatever the body holds."""
+    before = snapshot(world)
+    method, template = route
+    v = world.victim
+    path = (
+        template.replace("{contactId}", world.contact["id"])
+        .replace("{opportunityId}", world.opportunity["id"])
+        .replace("{workspaceId}", v.ws)
+    )
+    params: dict[str, str] | None = None
+    if template == "/api/contact" and method == "PUT":
+        params = {"id": world.contact["id"], "workspaceId": v.ws}
+    elif template == "/api/opportunity" and method == "PUT":
+        params = {"id": world.opportunity["id"]}
+    requests = [
+        Req(f"body {content!r}", method, path, VICTIM, params, content=content)
+        for content in (b'{"name": ', b"[]", b"null")
+    ]
+    walk(world.stranger, world, refused(requests))
+    assert snapshot(world) == before
+
+
+def test_the_walk_is_not_vacuous(world: World) -> None:
+    """The victim's key does reach everything the others were refused."""
+    v = world.victim
+    assert (
+        ok_data(v.get_contact(world.contact["id"]))["data"][0]["name"] == f"Victim {world.secret}"
+    )
+    assert ok_data(v.get(f"/api/opportunity/{world.opportunity['id']}"))["data"][0]["name"] == (
+        f"Deal {world.secret}"
+    )
+    by_email = ok_data(
+        v.get("/api/contact/searchByEmail", params={"email": world.contact["email"]})
+    )
+    assert by_email["contactId"] == world.contact["id"]
+    by_phone = ok_data(v.get("/api/contact/searchByCellphone", params={"cellphone": world.phone}))
+    assert by_phone["contactId"] == world.contact["id"]
+    listed = ok_data(v.get("/api/contact", params={"q": world.secret}))
+    assert {c["id"] for c in listed["data"]} == {world.contact["id"], world.contact2["id"]}
+    page2 = ok_data(v.get("/api/contact", params={"continuationToken": world.contacts_token}))
+    assert [c["id"] for c in page2["data"]] == [world.contact["id"]]
+    # Same key, no header: the path names the first workspace, which the account owns.
+    assert ok_data(world.sibling.get(f"/api/workspace/{v.ws}", workspace=None))["id"] == v.ws
+    # ...and the sibling's header names its own workspace, not the first one.
+    assert ok_data(world.sibling.get("/api/contact"))["workspaceId"] == world.sibling.ws
+
+
+def test_lists_of_other_workspaces_never_hold_the_victim_records(world: World) -> None:
+    """Every page of both lists of the other two workspaces, one record per page."""
+    victim_ids = world.record_ids
+    for caller in (world.stranger, world.sibling):
+        for path in ("/api/contact", "/api/opportunity"):
+            token: str | None = None
+            seen = 0
+            while True:
+                params = {"pageSize": "1", **({"continuationToken": token} if token else {})}
+                response = caller.get(path, params=params)
+                data = ok_data(response, LIST_OBTAINED)
+                assert_private(world, response, path)
+                assert {item["id"] for item in data["data"]}.isdisjoint(victim_ids)
+                seen += len(data["data"])
+                token = data["continuationToken"]
+                if token is None:
+                    break
+            assert seen >= 1  # each has its own contact and opportunity
+
+
+def test_the_openapi_document_lists_the_same_routes(http: TestClient) -> None:
+    """A second source for the route list: every documented /api operation is walked."""
+    document = http.get("/openapi.json").json()
+    documented = {
+        (method.upper(), path)
+        for path, operations in document["paths"].items()
+        if path.startswith("/api")
+        for method in operations
+    }
+    assert documented == set(CASES)

@@ -1,0 +1,1 @@
+"""Reliability guarantees: no lost update, no duplicate create, no lost write, outages."""

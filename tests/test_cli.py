@@ -1,0 +1,450 @@
+"""The command line (contract section 6), run as the installed console script."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import inspect, select, text
+
+from chatcrm.app import create_app
+from chatcrm.config import Settings
+from chatcrm.db.engine import standalone_engine
+from chatcrm.db.schema import api_keys, metadata
+from tests.client import error, ok_data
+from tests.conftest import create_pg_database, drop_pg_database
+
+
+def chatcrm_executable() -> str:
+    beside = Path(sys.executable).parent / "chatcrm"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("chatcrm")
+    assert found, "the chatcrm console script is not installed"
+    return found
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("CHATCRM_")}
+    environment.update(env or {})
+    return subprocess.run(
+        [chatcrm_executable(), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
+        check=False,
+    )
+
+
+def succeeded(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    return result.stdout
+
+
+def one_json_object(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """`--json`: stdout is exactly one JSON object (one line), nothing else."""
+    out = succeeded(result)
+    lines = out.strip().splitlines()
+    assert len(lines) == 1, out
+    value = json.loads(lines[0])
+    assert isinstance(value, dict)
+    return value
+
+
+def failed_with_one_line(result: subprocess.CompletedProcess[str]) -> str:
+    """Non-zero exit, exactly one line on stderr, no traceback, nothing on stdout."""
+    assert result.returncode != 0, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].strip()
+    assert result.stdout == "", result.stdout
+    return lines[0]
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def init_json(database_url: str, *extra: str) -> dict[str, Any]:
+    return one_json_object(run_cli("init", "--json", "--database-url", database_url, *extra))
+
+
+@pytest.fixture
+def fresh_database_url(backend: str, tmp_path: Path) -> Iterator[str]:
+    """An empty, never migrated database of the session's backend."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'fresh.db'}"
+        return
+    url = create_pg_database()
+    try:
+        yield url
+    finally:
+        drop_pg_database(url)
+
+
+@pytest.fixture
+def uncached(settings: Settings) -> Iterator[TestClient]:
+    """An app that reads keys from the database on every request (no key cache)."""
+    app = create_app(settings.model_copy(update={"key_cache_ttl": 0}))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client
+
+
+# --- init ----------------------------------------------------------------------------
+
+
+def test_init_json_prints_one_object_and_the_key_works(http: TestClient, database_url: str) -> None:
+    created = init_json(database_url)
+    assert list(created) == ["accountId", "workspaceId", "apiKey"]
+    assert all(isinstance(v, str) and v for v in created.values())
+    data = ok_data(
+        http.get(f"/api/workspace/{created['workspaceId']}", headers=auth(created["apiKey"]))
+    )
+    assert data["id"] == created["workspaceId"]
+    assert data["name"] == "My workspace"
+    assert [s["order"] for s in data["contactStages"]] == [1, 2, 3, 4]
+    assert [s["order"] for s in data["opportunityStages"]] == [1, 2, 3, 4]
+    contact = http.post(
+        "/api/contact",
+        json={"name": "Ana", "email": "ana@example.com"},
+        headers={**auth(created["apiKey"]), "x-workspace-id": created["workspaceId"]},
+    )
+    assert (
+        ok_data(contact, "Contact created successfully.")["contact"]["workspaceId"]
+        == (created["workspaceId"])
+    )
+
+
+def test_init_creates_a_new_account_each_time(http: TestClient, database_url: str) -> None:
+    first = init_json(database_url)
+    second = init_json(database_url)
+    assert first["accountId"] != second["accountId"]
+    assert first["workspaceId"] != second["workspaceId"]
+    assert first["apiKey"] != second["apiKey"]
+    response = http.get(f"/api/workspace/{second['workspaceId']}", headers=auth(first["apiKey"]))
+    error(response, 403, "FORBIDDEN")
+
+
+def test_init_workspace_name(http: TestClient, database_url: str) -> None:
+    created = init_json(database_url, "--workspace-name", "Ventas Lima")
+    data = ok_data(
+        http.get(f"/api/workspace/{created['workspaceId']}", headers=auth(created["apiKey"]))
+    )
+    assert data["name"] == "Ventas Lima"
+
+
+@pytest.mark.parametrize("name", ["", "   ", "x" * 201])
+def test_init_rejects_a_bad_workspace_name(database_url: str, name: str) -> None:
+    failed_with_one_line(
+        run_cli("init", "--json", "--database-url", database_url, "--workspace-name", name)
+    )
+
+
+def test_init_reads_the_database_url_from_the_environment(
+    http: TestClient, database_url: str
+) -> None:
+    created = one_json_object(run_cli("init", "--json", env={"CHATCRM_DATABASE_URL": database_url}))
+    ok_data(http.get(f"/api/workspace/{created['workspaceId']}", headers=auth(created["apiKey"])))
+
+
+def test_the_flag_overrides_the_environment(http: TestClient, database_url: str) -> None:
+    created = one_json_object(
+        run_cli(
+            "init",
+            "--json",
+            "--database-url",
+            database_url,
+            env={"CHATCRM_DATABASE_URL": "mysql://ignored"},
+        )
+    )
+    ok_data(http.get(f"/api/workspace/{created['workspaceId']}", headers=auth(created["apiKey"])))
+
+
+def test_init_without_json_prints_the_key_for_a_person(http: TestClient, database_url: str) -> None:
+    out = succeeded(run_cli("init", "--database-url", database_url))
+    key = next(word for word in out.split() if word.startswith("ccrm_"))
+    workspace_line = next(line for line in out.splitlines() if line.startswith("workspace:"))
+    workspace_id = workspace_line.split(":", 1)[1].strip()
+    ok_data(http.get(f"/api/workspace/{workspace_id}", headers=auth(key)))
+
+
+def test_init_on_a_fresh_database_migrates_it(fresh_database_url: str) -> None:
+    created = init_json(fresh_database_url)
+    settings = Settings(database_url=fresh_database_url, rate_limit=0)
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        ok_data(
+            client.get(f"/api/workspace/{created['workspaceId']}", headers=auth(created["apiKey"]))
+        )
+
+
+# --- workspace create ----------------------------------------------------------------
+
+
+def test_workspace_create_json(http: TestClient, database_url: str) -> None:
+    created = init_json(database_url)
+    result = one_json_object(
+        run_cli(
+            "workspace",
+            "create",
+            "--api-key",
+            created["apiKey"],
+            "--name",
+            "Second office",
+            "--json",
+            "--database-url",
+            database_url,
+        )
+    )
+    assert list(result) == ["workspaceId"]
+    workspace_id = result["workspaceId"]
+    assert workspace_id != created["workspaceId"]
+    data = ok_data(http.get(f"/api/workspace/{workspace_id}", headers=auth(created["apiKey"])))
+    assert data["name"] == "Second office"
+    assert len(data["contactStages"]) == 4 and len(data["opportunityStages"]) == 4
+    # It belongs to the key's account: the same key creates records in it.
+    response = http.post(
+        "/api/opportunity",
+        json={"name": "Deal", "amount": 10},
+        headers={**auth(created["apiKey"]), "x-workspace-id": workspace_id},
+    )
+    assert ok_data(response)["opportunity"]["workspaceId"] == workspace_id
+
+
+def test_workspace_create_default_name(http: TestClient, database_url: str) -> None:
+    created = init_json(database_url)
+    result = one_json_object(
+        run_cli(
+            "workspace", "create", "--api-key", created["apiKey"], "--json",
+            "--database-url", database_url,
+        )
+    )  # fmt: skip
+    data = ok_data(
+        http.get(f"/api/workspace/{result['workspaceId']}", headers=auth(created["apiKey"]))
+    )
+    assert data["name"] == "My workspace"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "garbage",
+        "",
+        "ccrm_" + "ab" * 16 + "_" + "x" * 43,  # well-formed, unknown
+    ],
+)
+def test_workspace_create_with_a_bad_key_fails(database_url: str, key: str) -> None:
+    failed_with_one_line(
+        run_cli("workspace", "create", "--api-key", key, "--json", "--database-url", database_url)
+    )
+
+
+def test_workspace_create_with_a_wrong_secret_fails(database_url: str) -> None:
+    created = init_json(database_url)
+    key = created["apiKey"]
+    wrong = key[:-1] + ("A" if key[-1] != "A" else "B")
+    failed_with_one_line(
+        run_cli("workspace", "create", "--api-key", wrong, "--json", "--database-url", database_url)
+    )
+
+
+# --- keys ------------------------------------------------------------------------------
+
+
+def test_keys_create_json(http: TestClient, database_url: str) -> None:
+    created = init_json(database_url)
+    result = one_json_object(
+        run_cli(
+            "keys", "create", "--account", created["accountId"], "--json",
+            "--database-url", database_url,
+        )
+    )  # fmt: skip
+    assert list(result) == ["keyId", "apiKey"]
+    assert result["apiKey"] != created["apiKey"]
+    assert result["keyId"].replace("-", "") in result["apiKey"]
+    ok_data(http.get(f"/api/workspace/{created['workspaceId']}", headers=auth(result["apiKey"])))
+    # The first key still works too.
+    ok_data(http.get(f"/api/workspace/{created['workspaceId']}", headers=auth(created["apiKey"])))
+
+
+@pytest.mark.parametrize("account", ["01a214de-0000-7000-8000-000000000000", "nope", ""])
+def test_keys_create_for_an_unknown_account_fails(database_url: str, account: str) -> None:
+    line = failed_with_one_line(
+        run_cli("keys", "create", "--account", account, "--json", "--database-url", database_url)
+    )
+    assert "account" in line
+
+
+def test_keys_revoke_then_the_key_is_refused(uncached: TestClient, database_url: str) -> None:
+    created = init_json(database_url)
+    extra = one_json_object(
+        run_cli(
+            "keys", "create", "--account", created["accountId"], "--json",
+            "--database-url", database_url,
+        )
+    )  # fmt: skip
+    path = f"/api/workspace/{created['workspaceId']}"
+    ok_data(uncached.get(path, headers=auth(extra["apiKey"])))
+    succeeded(run_cli("keys", "revoke", extra["keyId"], "--database-url", database_url))
+    response = uncached.get(path, headers=auth(extra["apiKey"]))
+    error(response, 401, "UNAUTHORIZED")
+    assert response.headers["www-authenticate"].lower().startswith("bearer")
+    # The account's other key is not affected.
+    ok_data(uncached.get(path, headers=auth(created["apiKey"])))
+    # Revoked keys cannot create workspaces from the command line either.
+    failed_with_one_line(
+        run_cli(
+            "workspace", "create", "--api-key", extra["apiKey"], "--json",
+            "--database-url", database_url,
+        )
+    )  # fmt: skip
+
+
+def test_keys_revoke_twice_or_unknown_fails(database_url: str) -> None:
+    created = init_json(database_url)
+    extra = one_json_object(
+        run_cli(
+            "keys", "create", "--account", created["accountId"], "--json",
+            "--database-url", database_url,
+        )
+    )  # fmt: skip
+    succeeded(run_cli("keys", "revoke", extra["keyId"], "--database-url", database_url))
+    failed_with_one_line(run_cli("keys", "revoke", extra["keyId"], "--database-url", database_url))
+    failed_with_one_line(
+        run_cli(
+            "keys", "revoke", "01a214de-0000-7000-8000-000000000000", "--database-url", database_url
+        )
+    )
+
+
+def test_keys_are_stored_only_as_hashes(database_url: str, backend: str) -> None:
+    created = init_json(database_url)
+    extra = one_json_object(
+        run_cli(
+            "keys", "create", "--account", created["accountId"], "--json",
+            "--database-url", database_url,
+        )
+    )  # fmt: skip
+    secrets = [key.split("_", 2)[2] for key in (created["apiKey"], extra["apiKey"])]
+
+    async def stored_text() -> tuple[list[str], str]:
+        engine = standalone_engine(database_url, Settings(database_url=database_url))
+        try:
+            async with engine.connect() as conn:
+                key_rows = (
+                    await conn.execute(
+                        select(api_keys).where(api_keys.c.account_id == created["accountId"])
+                    )
+                ).all()
+                everything = []
+                for table in metadata.sorted_tables:
+                    rows = (await conn.execute(select(table))).all()
+                    everything.extend(repr(tuple(row)) for row in rows)
+                return [repr(tuple(row)) for row in key_rows], "\n".join(everything)
+        finally:
+            await engine.dispose()
+
+    key_rows, all_rows = asyncio.run(stored_text())
+    assert len(key_rows) == 2
+    for key, secret in zip((created["apiKey"], extra["apiKey"]), secrets, strict=True):
+        for row in key_rows:
+            assert key not in row and secret not in row
+        assert key not in all_rows and secret not in all_rows
+    if backend == "sqlite":  # not in the file either (nor its write-ahead log)
+        path = Path(database_url.removeprefix("sqlite:///"))
+        raw = b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal")) if p.exists())
+        for secret in secrets:
+            assert secret.encode() not in raw
+
+
+# --- migrate -----------------------------------------------------------------------------
+
+
+def test_migrate_succeeds_twice_on_a_fresh_database(fresh_database_url: str) -> None:
+    succeeded(run_cli("migrate", "--database-url", fresh_database_url))
+    succeeded(run_cli("migrate", "--database-url", fresh_database_url))
+
+    async def tables() -> set[str]:
+        engine = standalone_engine(fresh_database_url, Settings(database_url=fresh_database_url))
+        try:
+            async with engine.connect() as conn:
+                return set(await conn.run_sync(lambda c: inspect(c).get_table_names()))
+        finally:
+            await engine.dispose()
+
+    names = asyncio.run(tables())
+    assert {t.name for t in metadata.sorted_tables} <= names
+    assert "alembic_version" in names
+
+
+def test_migrate_on_the_migrated_test_database(database_url: str) -> None:
+    succeeded(run_cli("migrate", "--database-url", database_url))
+
+    async def version() -> list[str]:
+        engine = standalone_engine(database_url, Settings(database_url=database_url))
+        try:
+            async with engine.connect() as conn:
+                rows = await conn.execute(text("SELECT version_num FROM alembic_version"))
+                return [r[0] for r in rows]
+        finally:
+            await engine.dispose()
+
+    assert len(asyncio.run(version())) == 1
+
+
+# --- failures ------------------------------------------------------------------------------
+
+BAD_URLS = [
+    "mysql://x",
+    "not a url",
+    "sqlite://",
+    "postgresql://postgres@127.0.0.1:1/nothing",
+]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["migrate"],
+        ["init", "--json"],
+        ["keys", "create", "--account", "01a214de-0000-7000-8000-000000000000", "--json"],
+        ["keys", "revoke", "01a214de-0000-7000-8000-000000000000"],
+        ["workspace", "create", "--api-key", "ccrm_" + "ab" * 16 + "_" + "x" * 43, "--json"],
+    ],
+    ids=["migrate", "init", "keys-create", "keys-revoke", "workspace-create"],
+)
+def test_every_command_fails_with_one_line_on_a_bad_database_url(command: list[str]) -> None:
+    line = failed_with_one_line(run_cli(*command, "--database-url", "mysql://x"))
+    assert "mysql" in line
+
+
+@pytest.mark.parametrize("url", BAD_URLS)
+def test_bad_database_urls_fail_with_one_line(url: str) -> None:
+    failed_with_one_line(run_cli("init", "--json", "--database-url", url))
+
+
+def test_bad_database_url_from_the_environment_fails_with_one_line() -> None:
+    failed_with_one_line(run_cli("init", "--json", env={"CHATCRM_DATABASE_URL": "mysql://x"}))
+
+
+def test_sqlite_file_in_a_missing_directory_fails_with_one_line(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'missing' / 'dir' / 'x.db'}"
+    failed_with_one_line(run_cli("migrate", "--database-url", url))
+
+
+def test_version_and_help() -> None:
+    assert succeeded(run_cli("--version")).strip()
+    out = succeeded(run_cli("--help"))
+    for command in ("serve", "init", "workspace", "keys", "migrate"):
+        assert command in out
