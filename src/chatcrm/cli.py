@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
@@ -274,13 +275,21 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
     settings = _settings(database_url)
     logs.configure(settings.log_level, json=settings.log_json)
     # Metrics of all workers are summed through files in a fresh directory (ops/metrics.py).
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="chatcrm-metrics-")
+    metrics_dir = tempfile.mkdtemp(prefix="chatcrm-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     demo = _run_db(settings.database_url, demo_if_empty)
     # Worker processes read their settings from the environment.
     os.environ["CHATCRM_DATABASE_URL"] = settings.database_url
     os.environ["CHATCRM_WORKERS"] = str(workers)
     if demo is not None:
         _announce_demo(demo, host, port)
+    try:
+        _run_uvicorn(uvicorn, host=host, port=port, workers=workers, settings=settings)
+    finally:
+        shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _run_uvicorn(uvicorn: Any, *, host: str, port: int, workers: int, settings: Settings) -> None:
     uvicorn.run(
         "chatcrm.app:create_app_from_env",
         factory=True,

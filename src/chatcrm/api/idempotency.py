@@ -136,7 +136,11 @@ class IdempotencyMiddleware:
             ).response()(scope, receive, send)
             return
 
-        body = await _read_body(receive)
+        try:
+            body = await _read_body(receive)
+        except ApiError as exc:  # e.g. 413: answered here, inside the gate's headers
+            await exc.response()(scope, receive, send)
+            return
         now = utcnow()
         values = {
             "account_id": principal.account_id,

@@ -113,14 +113,14 @@ class RequestContextMiddleware:
 
         limit = self.max_body_bytes
         declared = _content_length(scope)
-        if declared is not None and declared > limit:
-            await PayloadTooLarge(limit).response()(scope, receive, send_with_id)
-            return status
-
         received = 0
 
         async def receive_limited() -> Message:
+            # Checked when the body is read, not before: routing, the API key and the rate
+            # limit come first, so a 413 is answered like any other error of the route.
             nonlocal received
+            if declared is not None and declared > limit:
+                raise PayloadTooLarge(limit)
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))

@@ -1,12 +1,17 @@
-"""Contact lists (newest first, keyset pages, filters of contract C) and searches."""
+"""Contact lists (newest first, keyset pages, filters of contract C) and searches.
+
+Each combination of filters gets one statement, built on first use and then reused with
+new bound values, so its compiled SQL comes from SQLAlchemy's cache.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, or_
+from sqlalchemy import ColumnElement, Select, bindparam, exists, or_
 from sqlalchemy.engine import RowMapping
 
 from chatcrm.api.errors import ValidationFailed
@@ -17,7 +22,7 @@ from chatcrm.core.values import FieldError
 from chatcrm.db.engine import Database
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import contact_tags, contacts
-from chatcrm.db.textsearch import contains, contains_ci
+from chatcrm.db.textsearch import contains, contains_ci, like_pattern, pattern_for
 
 LIST_PARAMS = (
     "workspaceId",
@@ -30,6 +35,42 @@ LIST_PARAMS = (
     "isSolved",
     "updatedSince",
 )
+SEARCH_LIMIT = 100
+
+c = contacts.c
+
+
+def _condition(name: str, dialect: str) -> ColumnElement[bool]:
+    """The condition of one filter, reading its value from bound parameter `_<name>`."""
+    if name in ("q", "q_with_digits"):
+        matches = [contains_ci(col, "_q", dialect) for col in (c.name, c.lastname, c.email)]
+        if name == "q_with_digits":
+            matches += [
+                contains(c.internal_whatsapp_number, "_q_digits"),
+                contains(c.platform_sender_phone, "_q_digits"),
+            ]
+        return or_(*matches)
+    if name == "tag":
+        return exists().where(
+            contact_tags.c.workspace_id == c.workspace_id,
+            contact_tags.c.contact_id == c.id,
+            contact_tags.c.tag_id == bindparam("_tag"),
+        )
+    if name == "updated_since":
+        return c.modified_at >= bindparam("_updated_since")
+    column = {"stage_id": c.stage_id, "assigned_agent_id": c.assigned_agent_id}.get(
+        name, c.is_solved
+    )
+    return column == bindparam(f"_{name}")
+
+
+@cache
+def list_statement(dialect: str, active: tuple[str, ...]) -> Select[Any]:
+    return read_statement(dialect).where(
+        c.workspace_id == bindparam("_ws"),
+        c.deleted_at.is_(None),
+        *(_condition(name, dialect) for name in active),
+    )
 
 
 @dataclass(frozen=True)
@@ -44,39 +85,24 @@ class ContactFilters:
     def digest(self) -> str:
         return filters_digest(asdict(self))
 
-    def conditions(self, dialect: str) -> list[ColumnElement[bool]]:
-        c = contacts.c
-        out: list[ColumnElement[bool]] = []
+    def bound(self, dialect: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+        """(the active filters, which make the statement's shape; their bound values)."""
+        active: list[str] = []
+        params: dict[str, Any] = {}
         if self.q:
-            matches = [contains_ci(col, self.q, dialect) for col in (c.name, c.lastname, c.email)]
+            params["_q"] = pattern_for(self.q, dialect)
             digits = "".join(ch for ch in self.q if ch in "0123456789")
-            if len(digits) >= 3:
-                matches += [
-                    contains(c.internal_whatsapp_number, digits),
-                    contains(c.platform_sender_phone, digits),
-                ]
-            out.append(or_(*matches))
-        if self.stage_id:
-            out.append(c.stage_id == self.stage_id)
-        if self.assigned_agent_id:
-            out.append(c.assigned_agent_id == self.assigned_agent_id)
-        if self.tag:
-            out.append(
-                exists().where(
-                    contact_tags.c.workspace_id == c.workspace_id,
-                    contact_tags.c.contact_id == c.id,
-                    contact_tags.c.tag_id == self.tag,
-                )
-            )
-        if self.is_solved is not None:
-            out.append(c.is_solved == self.is_solved)
-        if self.updated_since is not None:
-            out.append(c.modified_at >= self.updated_since)
-        return out
-
-
-def read_statement_for(db: Database) -> Any:
-    return read_statement(db.dialect)
+            if len(digits) >= 3:  # fewer digits would match almost every phone number
+                active.append("q_with_digits")
+                params["_q_digits"] = like_pattern(digits)
+            else:
+                active.append("q")
+        for name in ("stage_id", "assigned_agent_id", "tag", "is_solved", "updated_since"):
+            value = getattr(self, name)
+            if value is not None:
+                active.append(name)
+                params[f"_{name}"] = value
+        return tuple(active), params
 
 
 async def list_page(
@@ -88,22 +114,45 @@ async def list_page(
     token: str | None,
     size: int,
 ) -> tuple[list[RowMapping], str | None]:
-    stmt = read_statement_for(db).where(
-        contacts.c.workspace_id == workspace_id,
-        contacts.c.deleted_at.is_(None),
-        *filters.conditions(db.dialect),
-    )
+    active, params = filters.bound(db.dialect)
     return await list_with_token(
         db,
         codec,
-        stmt,
+        list_statement(db.dialect, active),
+        {"_ws": workspace_id, **params},
         scope=f"contacts:{workspace_id}",
         digest=filters.digest(),
         token=token,
         size=size,
-        created=contacts.c.created_at,
-        ident=contacts.c.id,
+        created=c.created_at,
+        ident=c.id,
     )
+
+
+@cache
+def _search_statement(dialect: str, by: str) -> Select[Any]:
+    match = (
+        c.email_key == bindparam("_value")
+        if by == "email"
+        else or_(
+            c.internal_whatsapp_number == bindparam("_value"),
+            c.platform_sender_phone == bindparam("_value"),
+        )
+    )
+    return (
+        read_statement(dialect)
+        .where(c.workspace_id == bindparam("_ws"), c.deleted_at.is_(None), match)
+        .order_by(c.created_at.desc(), c.id.desc())
+        .limit(SEARCH_LIMIT)
+    )
+
+
+async def _search(db: Database, by: str, workspace_id: str, value: str) -> list[RowMapping]:
+    async with db.read() as conn:
+        result = await conn.execute(
+            _search_statement(db.dialect, by), {"_ws": workspace_id, "_value": value}
+        )
+        return list(result.mappings())
 
 
 async def search_by_email(db: Database, workspace_id: str, email: str | None) -> list[RowMapping]:
@@ -112,12 +161,7 @@ async def search_by_email(db: Database, workspace_id: str, email: str | None) ->
     except FieldError as exc:
         raise ValidationFailed([exc]) from exc
     assert address is not None
-    stmt = read_statement_for(db).where(
-        contacts.c.workspace_id == workspace_id,
-        contacts.c.email_key == address.lower(),
-        contacts.c.deleted_at.is_(None),
-    )
-    return await _search(db, stmt)
+    return await _search(db, "email", workspace_id, address.lower())
 
 
 async def search_by_cellphone(db: Database, workspace_id: str, cellphone: str) -> list[RowMapping]:
@@ -126,16 +170,4 @@ async def search_by_cellphone(db: Database, workspace_id: str, cellphone: str) -
         digits = v.phone("cellphone", cellphone.strip(), allow_empty=False)
     except FieldError as exc:
         raise ValidationFailed([exc]) from exc
-    c = contacts.c
-    stmt = read_statement_for(db).where(
-        c.workspace_id == workspace_id,
-        c.deleted_at.is_(None),
-        or_(c.internal_whatsapp_number == digits, c.platform_sender_phone == digits),
-    )
-    return await _search(db, stmt)
-
-
-async def _search(db: Database, stmt: Any) -> list[RowMapping]:
-    stmt = stmt.order_by(contacts.c.created_at.desc(), contacts.c.id.desc()).limit(100)
-    async with db.read() as conn:
-        return list((await conn.execute(stmt)).mappings())
+    return await _search(db, "phone", workspace_id, digits)

@@ -119,7 +119,8 @@ async def list_activities(
     return await list_with_token(
         db,
         codec,
-        repo.activities_statement(workspace_id, contact_id),
+        repo.activities_statement(),
+        {"_ws": workspace_id, "_contact": contact_id},
         scope=f"contact-activities:{workspace_id}:{contact_id}",
         digest="",
         token=token,

@@ -1,47 +1,50 @@
-"""One page of a keyset-paginated query: newest first by (created_at, id), no OFFSET."""
+"""Keyset pages: newest first by (created_at, id) — or oldest first — and never OFFSET.
+
+The page statements are derived once per base statement and kept, with the position and
+the page size as bound parameters, so SQLAlchemy's compiled cache serves every page.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, String, literal, tuple_
+from sqlalchemy import Select, String, bindparam, tuple_
 from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chatcrm.core.pagination import Position, TokenCodec
 from chatcrm.db.engine import Database
 from chatcrm.db.types import UTCDateTime
 
+# Keyed by the base statement's identity (bases are cached for the life of the process, and
+# each entry keeps its base alive, so an id is never reused while its entry exists).
+_page_statements: dict[tuple[int, bool, bool], tuple[Select[Any], Select[Any]]] = {}
 
-async def fetch_page(
-    conn: AsyncConnection,
-    stmt: Select[Any],
-    *,
-    created: Any,
-    ident: Any,
-    after: Position | None,
-    size: int,
-    newest_first: bool = True,
-) -> tuple[list[RowMapping], Position | None]:
-    """Rows after `after` in sort order, at most `size`; and where the next page starts
-    (None when no record follows, also when this page is exactly full)."""
-    if after is not None:
-        key = tuple_(created, ident)
-        bound = tuple_(literal(after.created_at, UTCDateTime), literal(after.id, String))
-        stmt = stmt.where(key < bound if newest_first else key > bound)
+
+def _page_statement(
+    base: Select[Any], created: Any, ident: Any, *, after: bool, newest_first: bool
+) -> Select[Any]:
+    key = (id(base), after, newest_first)
+    cached = _page_statements.get(key)
+    if cached is not None and cached[0] is base:
+        return cached[1]
+    stmt = base
+    if after:
+        position = tuple_(
+            bindparam("_after_at", type_=UTCDateTime), bindparam("_after_id", type_=String)
+        )
+        sort_key = tuple_(created, ident)
+        stmt = stmt.where(sort_key < position if newest_first else sort_key > position)
     order = (created.desc(), ident.desc()) if newest_first else (created.asc(), ident.asc())
-    rows = list((await conn.execute(stmt.order_by(*order).limit(size + 1))).mappings())
-    if len(rows) <= size:
-        return rows, None
-    rows = rows[:size]
-    last = rows[-1]
-    return rows, Position(created_at=last["created_at"], id=last["id"])
+    stmt = stmt.order_by(*order).limit(bindparam("_limit"))
+    _page_statements[key] = (base, stmt)
+    return stmt
 
 
 async def list_with_token(
     db: Database,
     codec: TokenCodec,
-    stmt: Select[Any],
+    base: Select[Any],
+    params: dict[str, Any],
     *,
     scope: str,
     digest: str,
@@ -51,19 +54,19 @@ async def list_with_token(
     ident: Any,
     newest_first: bool = True,
 ) -> tuple[list[RowMapping], str | None]:
-    """A page of `stmt` after the position a continuation token names, and the token of
-    the page that follows (None at the end)."""
+    """A page of `base` (a long-lived statement; `params` are its bound values) after the
+    position a continuation token names, and the token of the page that follows — None
+    when no record follows, also when this page is exactly full."""
     after = codec.decode(token, scope=scope, digest=digest) if token else None
+    stmt = _page_statement(base, created, ident, after=after is not None, newest_first=newest_first)
+    values = {**params, "_limit": size + 1}
+    if after is not None:
+        values.update(_after_at=after.created_at, _after_id=after.id)
     async with db.read() as conn:
-        rows, next_position = await fetch_page(
-            conn,
-            stmt,
-            created=created,
-            ident=ident,
-            after=after,
-            size=size,
-            newest_first=newest_first,
-        )
-    if next_position is None:
+        rows = list((await conn.execute(stmt, values)).mappings())
+    if len(rows) <= size:
         return rows, None
-    return rows, codec.encode(scope=scope, digest=digest, position=next_position)
+    rows = rows[:size]
+    last = rows[-1]
+    position = Position(created_at=last["created_at"], id=last["id"])
+    return rows, codec.encode(scope=scope, digest=digest, position=position)

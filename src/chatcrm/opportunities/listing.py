@@ -1,18 +1,21 @@
-"""Opportunity lists: newest first, keyset pages, filters of contract C."""
+"""Opportunity lists: newest first, keyset pages, filters of contract C (one reusable
+statement per combination of filters, as for contacts)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import cache
+from typing import Any
 
-from sqlalchemy import ColumnElement, or_
+from sqlalchemy import ColumnElement, Select, bindparam, or_
 from sqlalchemy.engine import RowMapping
 
 from chatcrm.core.pagination import TokenCodec, filters_digest
 from chatcrm.db.engine import Database
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import opportunities
-from chatcrm.db.textsearch import contains_ci
+from chatcrm.db.textsearch import contains_ci, pattern_for
 from chatcrm.opportunities.repository import read_statement
 
 LIST_PARAMS = (
@@ -27,6 +30,30 @@ LIST_PARAMS = (
     "updatedSince",
 )
 
+o = opportunities.c
+
+
+def _condition(name: str, dialect: str) -> ColumnElement[bool]:
+    if name == "q":
+        return or_(*(contains_ci(col, "_q", dialect) for col in (o.name, o.description, o.code)))
+    if name == "updated_since":
+        return o.modified_at >= bindparam("_updated_since")
+    column = {
+        "stage_id": o.stage_id,
+        "assigned_agent_id": o.assigned_agent_id,
+        "contact_id": o.contact_id,
+    }.get(name, o.win_loss_status)
+    return column == bindparam(f"_{name}")
+
+
+@cache
+def list_statement(dialect: str, active: tuple[str, ...]) -> Select[Any]:
+    return read_statement(dialect).where(
+        o.workspace_id == bindparam("_ws"),
+        o.deleted_at.is_(None),
+        *(_condition(name, dialect) for name in active),
+    )
+
 
 @dataclass(frozen=True)
 class OpportunityFilters:
@@ -40,24 +67,25 @@ class OpportunityFilters:
     def digest(self) -> str:
         return filters_digest(asdict(self))
 
-    def conditions(self, dialect: str) -> list[ColumnElement[bool]]:
-        c = opportunities.c
-        out: list[ColumnElement[bool]] = []
+    def bound(self, dialect: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+        """(the active filters, which make the statement's shape; their bound values)."""
+        active: list[str] = []
+        params: dict[str, Any] = {}
         if self.q:
-            out.append(
-                or_(*(contains_ci(col, self.q, dialect) for col in (c.name, c.description, c.code)))
-            )
-        if self.stage_id:
-            out.append(c.stage_id == self.stage_id)
-        if self.assigned_agent_id:
-            out.append(c.assigned_agent_id == self.assigned_agent_id)
-        if self.contact_id:
-            out.append(c.contact_id == self.contact_id)
-        if self.win_loss_status is not None:
-            out.append(c.win_loss_status == self.win_loss_status)
-        if self.updated_since is not None:
-            out.append(c.modified_at >= self.updated_since)
-        return out
+            active.append("q")
+            params["_q"] = pattern_for(self.q, dialect)
+        for name in (
+            "stage_id",
+            "assigned_agent_id",
+            "contact_id",
+            "win_loss_status",
+            "updated_since",
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                active.append(name)
+                params[f"_{name}"] = value
+        return tuple(active), params
 
 
 async def list_page(
@@ -69,19 +97,16 @@ async def list_page(
     token: str | None,
     size: int,
 ) -> tuple[list[RowMapping], str | None]:
-    stmt = read_statement(db.dialect).where(
-        opportunities.c.workspace_id == workspace_id,
-        opportunities.c.deleted_at.is_(None),
-        *filters.conditions(db.dialect),
-    )
+    active, params = filters.bound(db.dialect)
     return await list_with_token(
         db,
         codec,
-        stmt,
+        list_statement(db.dialect, active),
+        {"_ws": workspace_id, **params},
         scope=f"opportunities:{workspace_id}",
         digest=filters.digest(),
         token=token,
         size=size,
-        created=opportunities.c.created_at,
-        ident=opportunities.c.id,
+        created=o.created_at,
+        ident=o.id,
     )
