@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -52,15 +52,16 @@ async def set_rate_limit(conn: AsyncConnection, key_id: str, rate_limit: float |
     return result.rowcount == 1
 
 
+_GET_KEY = select(
+    api_keys.c.account_id,
+    api_keys.c.secret_hash,
+    api_keys.c.revoked_at,
+    api_keys.c.rate_limit,
+).where(api_keys.c.id == bindparam("_id"))
+
+
 async def get_key(conn: AsyncConnection, key_id: str) -> RowMapping | None:
-    result = await conn.execute(
-        select(
-            api_keys.c.account_id,
-            api_keys.c.secret_hash,
-            api_keys.c.revoked_at,
-            api_keys.c.rate_limit,
-        ).where(api_keys.c.id == key_id)
-    )
+    result = await conn.execute(_GET_KEY, {"_id": key_id})
     return result.mappings().first()
 
 
@@ -79,8 +80,9 @@ async def key_exists(conn: AsyncConnection, key_id: str) -> bool:
     return row.first() is not None
 
 
+_WORKSPACE_ACCOUNT = select(workspaces.c.account_id).where(workspaces.c.id == bindparam("_id"))
+
+
 async def workspace_account(conn: AsyncConnection, workspace_id: str) -> str | None:
-    result = await conn.execute(
-        select(workspaces.c.account_id).where(workspaces.c.id == workspace_id)
-    )
+    result = await conn.execute(_WORKSPACE_ACCOUNT, {"_id": workspace_id})
     return result.scalar_one_or_none()

@@ -1,4 +1,7 @@
-"""Opportunities, their activities and their code counters in the database."""
+"""Opportunities, their activities and their code counters in the database.
+
+As in contacts/repository.py, statements are built once with bound parameters.
+"""
 
 from __future__ import annotations
 
@@ -6,98 +9,96 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, and_, func, insert, select, text, update
+from sqlalchemy import Select, and_, bindparam, func, insert, select, text, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.db.jsonagg import iso_text, json_array_of_objects
 from chatcrm.db.schema import contacts, opportunities, opportunity_activities
 
+o = opportunities.c
+_WS: BindParameter[str] = bindparam("_ws")
+_ID: BindParameter[str] = bindparam("_id")
+_LIVE = (o.workspace_id == _WS, o.id == _ID, o.deleted_at.is_(None))
+
 
 @cache
-def _read_statement(dialect: str) -> Select[Any]:
-    """An opportunity with its activities (date order), as one statement."""
-    acts = opportunity_activities
+def read_statement(dialect: str) -> Select[Any]:
+    """An opportunity with its activities (date order), as one statement (no WHERE yet)."""
+    acts = opportunity_activities.c
     activity_list = json_array_of_objects(
         dialect=dialect,
         pairs=[
-            ("id", acts.c.id),
-            ("categoryType", acts.c.category),
-            ("content", acts.c.content),
-            ("date", iso_text(acts.c.date, dialect)),
-            ("createdBy", acts.c.created_by),
+            ("id", acts.id),
+            ("categoryType", acts.category),
+            ("content", acts.content),
+            ("date", iso_text(acts.date, dialect)),
+            ("createdBy", acts.created_by),
         ],
-        from_=acts,
-        where=and_(
-            acts.c.workspace_id == opportunities.c.workspace_id,
-            acts.c.opportunity_id == opportunities.c.id,
-        ),
+        from_=opportunity_activities,
+        where=and_(acts.workspace_id == o.workspace_id, acts.opportunity_id == o.id),
         parent=opportunities,
-        order_by=[acts.c.date, acts.c.id],
+        order_by=[acts.date, acts.id],
     )
     return select(opportunities, activity_list.label("activities_json"))
 
 
-def read_statement(dialect: str) -> Select[Any]:
-    return _read_statement(dialect)
+@cache
+def _get_statement(dialect: str) -> Select[Any]:
+    return read_statement(dialect).where(*_LIVE)
 
 
 async def get(conn: AsyncConnection, workspace_id: str, opportunity_id: str) -> RowMapping | None:
-    stmt = read_statement(conn.dialect.name).where(
-        opportunities.c.workspace_id == workspace_id,
-        opportunities.c.id == opportunity_id,
-        opportunities.c.deleted_at.is_(None),
+    result = await conn.execute(
+        _get_statement(conn.dialect.name), {"_ws": workspace_id, "_id": opportunity_id}
     )
-    return (await conn.execute(stmt)).mappings().first()
+    return result.mappings().first()
+
+
+_LOCK = select(opportunities).where(*_LIVE).with_for_update()
 
 
 async def lock(conn: AsyncConnection, workspace_id: str, opportunity_id: str) -> RowMapping | None:
     """The live opportunity's columns, row-locked until the transaction ends (see contacts)."""
-    stmt = (
-        select(opportunities)
-        .where(
-            opportunities.c.workspace_id == workspace_id,
-            opportunities.c.id == opportunity_id,
-            opportunities.c.deleted_at.is_(None),
-        )
-        .with_for_update()
-    )
-    return (await conn.execute(stmt)).mappings().first()
+    result = await conn.execute(_LOCK, {"_ws": workspace_id, "_id": opportunity_id})
+    return result.mappings().first()
+
+
+_INSERT = insert(opportunities)
 
 
 async def insert_opportunity(conn: AsyncConnection, values: dict[str, Any]) -> None:
-    await conn.execute(insert(opportunities).values(**values))
+    await conn.execute(_INSERT, values)
+
+
+# The SET clause comes from the keys of the parameters: only the named fields are written.
+_UPDATE = update(opportunities).where(o.workspace_id == _WS, o.id == _ID)
 
 
 async def update_opportunity(
     conn: AsyncConnection, workspace_id: str, opportunity_id: str, values: dict[str, Any]
 ) -> None:
-    await conn.execute(
-        update(opportunities)
-        .where(opportunities.c.workspace_id == workspace_id, opportunities.c.id == opportunity_id)
-        .values(**values)
-    )
+    await conn.execute(_UPDATE, {"_ws": workspace_id, "_id": opportunity_id, **values})
+
+
+_NEXT_CARD = select(func.coalesce(func.max(o.order_in_cards), -1) + 1).where(
+    o.workspace_id == _WS, o.stage_id == bindparam("_stage"), o.deleted_at.is_(None)
+)
 
 
 async def next_card_position(conn: AsyncConnection, workspace_id: str, stage_id: str) -> int:
-    result = await conn.execute(
-        select(func.coalesce(func.max(opportunities.c.order_in_cards), -1) + 1).where(
-            opportunities.c.workspace_id == workspace_id,
-            opportunities.c.stage_id == stage_id,
-            opportunities.c.deleted_at.is_(None),
-        )
-    )
+    result = await conn.execute(_NEXT_CARD, {"_ws": workspace_id, "_stage": stage_id})
     return int(result.scalar_one())
 
 
+_LIVE_CONTACT = select(contacts.c.id).where(
+    contacts.c.workspace_id == _WS, contacts.c.id == _ID, contacts.c.deleted_at.is_(None)
+)
+
+
 async def live_contact_exists(conn: AsyncConnection, workspace_id: str, contact_id: str) -> bool:
-    result = await conn.execute(
-        select(contacts.c.id).where(
-            contacts.c.workspace_id == workspace_id,
-            contacts.c.id == contact_id,
-            contacts.c.deleted_at.is_(None),
-        )
-    )
+    result = await conn.execute(_LIVE_CONTACT, {"_ws": workspace_id, "_id": contact_id})
     return result.first() is not None
 
 
@@ -121,20 +122,22 @@ async def next_code_number(conn: AsyncConnection, workspace_id: str, year: int) 
     return int(result.scalar_one())
 
 
+_MARK_UPDATED = (
+    update(opportunities)
+    .where(o.workspace_id == _WS, o.id == _ID)
+    .values(version=o.version + 1, updated_at=bindparam("_now"), modified_at=bindparam("_now"))
+)
+
+
 async def mark_updated(
     conn: AsyncConnection, workspace_id: str, opportunity_id: str, now: datetime
 ) -> None:
     """An activity counts as a change: bump the version and updatedDate."""
-    await conn.execute(
-        update(opportunities)
-        .where(opportunities.c.workspace_id == workspace_id, opportunities.c.id == opportunity_id)
-        .values(
-            version=opportunities.c.version + 1,
-            updated_at=now,
-            modified_at=now,
-        )
-    )
+    await conn.execute(_MARK_UPDATED, {"_ws": workspace_id, "_id": opportunity_id, "_now": now})
+
+
+_INSERT_ACTIVITY = insert(opportunity_activities)
 
 
 async def insert_activity(conn: AsyncConnection, values: dict[str, Any]) -> None:
-    await conn.execute(insert(opportunity_activities).values(**values))
+    await conn.execute(_INSERT_ACTIVITY, values)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.db.schema import agents, segmentations, stages, tags, workspaces
 
@@ -153,41 +154,45 @@ async def insert_agent(
     )
 
 
-# --- reference checks used by contacts and opportunities ------------------------------------
+# --- reference checks used by contacts and opportunities (prebuilt: hot paths) ---------------
+
+_WS: BindParameter[str] = bindparam("_ws")
+_ID: BindParameter[str] = bindparam("_id")
+_STAGE_KIND = select(stages.c.kind).where(stages.c.workspace_id == _WS, stages.c.id == _ID)
+_FIRST_STAGE = (
+    select(stages.c.id)
+    .where(stages.c.workspace_id == _WS, stages.c.kind == bindparam("_kind"))
+    .order_by(stages.c.position, stages.c.id)
+    .limit(1)
+)
+_AGENT = select(agents.c.id).where(agents.c.workspace_id == _WS, agents.c.id == _ID)
+_SEGMENTATION = select(segmentations.c.id).where(
+    segmentations.c.workspace_id == _WS, segmentations.c.id == _ID
+)
+_TAGS = select(tags.c.id).where(
+    tags.c.workspace_id == _WS, tags.c.id.in_(bindparam("_ids", expanding=True))
+)
 
 
 async def stage_kind(conn: AsyncConnection, workspace_id: str, stage_id: str) -> str | None:
-    result = await conn.execute(
-        select(stages.c.kind).where(stages.c.workspace_id == workspace_id, stages.c.id == stage_id)
-    )
+    result = await conn.execute(_STAGE_KIND, {"_ws": workspace_id, "_id": stage_id})
     return result.scalar_one_or_none()
 
 
 async def first_stage(conn: AsyncConnection, workspace_id: str, kind: str) -> str | None:
-    result = await conn.execute(
-        select(stages.c.id)
-        .where(stages.c.workspace_id == workspace_id, stages.c.kind == kind)
-        .order_by(stages.c.position, stages.c.id)
-        .limit(1)
-    )
+    result = await conn.execute(_FIRST_STAGE, {"_ws": workspace_id, "_kind": kind})
     return result.scalar_one_or_none()
 
 
 async def agent_exists(conn: AsyncConnection, workspace_id: str, agent_id: str) -> bool:
-    result = await conn.execute(
-        select(agents.c.id).where(agents.c.workspace_id == workspace_id, agents.c.id == agent_id)
-    )
+    result = await conn.execute(_AGENT, {"_ws": workspace_id, "_id": agent_id})
     return result.first() is not None
 
 
 async def segmentation_exists(
     conn: AsyncConnection, workspace_id: str, segmentation_id: str
 ) -> bool:
-    result = await conn.execute(
-        select(segmentations.c.id).where(
-            segmentations.c.workspace_id == workspace_id, segmentations.c.id == segmentation_id
-        )
-    )
+    result = await conn.execute(_SEGMENTATION, {"_ws": workspace_id, "_id": segmentation_id})
     return result.first() is not None
 
 
@@ -197,7 +202,5 @@ async def existing_tags(
     wanted = list(tag_ids)
     if not wanted:
         return set()
-    result = await conn.execute(
-        select(tags.c.id).where(tags.c.workspace_id == workspace_id, tags.c.id.in_(wanted))
-    )
+    result = await conn.execute(_TAGS, {"_ws": workspace_id, "_ids": wanted})
     return set(result.scalars())
