@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from chatcrm.app import create_app
 from chatcrm.config import Settings
+from chatcrm.db.database import Database
 from chatcrm.db.engine import standalone_engine
 from chatcrm.db.migrate import upgrade
 from chatcrm.provisioning import NewAccount, init_account
@@ -132,12 +133,12 @@ def new_account(database_url: str, workspace_name: str = "Test workspace") -> Ne
     """An account + workspace + key, through the code the CLI uses."""
 
     async def run() -> NewAccount:
-        engine = standalone_engine(database_url, Settings(database_url=database_url))
+        db = Database(Settings(database_url=database_url))
         try:
-            async with engine.begin() as conn:
+            async with db.write() as conn:
                 return await init_account(conn, workspace_name=workspace_name)
         finally:
-            await engine.dispose()
+            await db.dispose()
 
     return asyncio.run(run())
 

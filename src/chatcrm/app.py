@@ -18,7 +18,7 @@ from chatcrm.api.ratelimit import RateLimiter
 from chatcrm.auth.service import AuthCache
 from chatcrm.config import Settings
 from chatcrm.contacts.router import router as contacts_router
-from chatcrm.db.engine import Database
+from chatcrm.db.database import Database
 from chatcrm.opportunities.router import router as opportunities_router
 from chatcrm.ops import metrics
 from chatcrm.ops.router import router as ops_router

@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
 
 import click
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chatcrm.config import DEFAULT_DATABASE_URL, Settings
+from chatcrm.db.database import Connection, Database
 from chatcrm.db.engine import DatabaseUrlError, standalone_engine
 from chatcrm.db.migrate import upgrade
 from chatcrm.provisioning import NewAccount, demo_if_empty, init_account
@@ -54,22 +54,22 @@ def _one_line(exc: BaseException) -> str:
     return first[:300]
 
 
-def _run_db(database_url: str | None, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+def _run_db(database_url: str | None, work: Callable[[Connection], Awaitable[T]]) -> T:
     """Migrate (idempotent, locked), then run `work` in one transaction."""
     settings = _settings(database_url)
 
     async def main() -> T:
-        engine: AsyncEngine = standalone_engine(settings.database_url, settings)
-        result: list[T] = []
+        engine = standalone_engine(settings.database_url, settings)
         try:
-
-            async def then(conn: AsyncConnection) -> None:
-                result.append(await work(conn))
-
-            await upgrade(engine, then=then)
+            await upgrade(engine)
         finally:
             await engine.dispose()
-        return result[0]
+        db = Database(settings)
+        try:
+            async with db.write() as conn:
+                return await work(conn)
+        finally:
+            await db.dispose()
 
     try:
         return asyncio.run(main())
@@ -96,7 +96,7 @@ def main() -> None:
 def migrate(database_url: str | None) -> None:
     """Apply the database migrations (safe to run while other nodes do the same)."""
 
-    async def nothing(_: AsyncConnection) -> None:
+    async def nothing(_: Connection) -> None:
         return None
 
     _run_db(database_url, nothing)
@@ -112,7 +112,7 @@ def init(database_url: str | None, workspace_name: str, as_json: bool) -> None:
     if not workspace_name.strip() or len(workspace_name) > 200:
         _fail("--workspace-name must be 1 to 200 characters")
 
-    async def work(conn: AsyncConnection) -> NewAccount:
+    async def work(conn: Connection) -> NewAccount:
         return await init_account(conn, workspace_name=workspace_name)
 
     new = _run_db(database_url, work)
@@ -149,7 +149,7 @@ def workspace_create(database_url: str | None, api_key: str, name: str, as_json:
         _fail("--api-key is not a chatcrm API key")
     key_id, secret = parsed
 
-    async def work(conn: AsyncConnection) -> str:
+    async def work(conn: Connection) -> str:
         row = await auth_repo.get_key(conn, key_id)
         if (
             row is None
@@ -189,7 +189,7 @@ def keys_create(
     from chatcrm.auth import repository as auth_repo
     from chatcrm.auth.service import create_key
 
-    async def work(conn: AsyncConnection) -> tuple[str, str]:
+    async def work(conn: Connection) -> tuple[str, str]:
         if not await auth_repo.account_exists(conn, account_id):
             raise CommandError(f"no account with id {account_id!r}")
         return await create_key(conn, account_id=account_id, rate_limit=rate_limit)
@@ -215,7 +215,7 @@ def keys_revoke(database_url: str | None, key_id: str) -> None:
     if parsed is not None:
         key_id = parsed[0]
 
-    async def work(conn: AsyncConnection) -> None:
+    async def work(conn: Connection) -> None:
         if not await auth_repo.key_exists(conn, key_id):
             raise CommandError(f"no API key with id {key_id!r}")
         if not await auth_repo.revoke_key(conn, key_id, utcnow()):
@@ -248,7 +248,7 @@ def keys_limit(database_url: str | None, key_id: str, rate: str) -> None:
         if not value >= 0 or value == float("inf"):
             _fail("RATE must be a number of requests per second, 0, or 'default'")
 
-    async def work(conn: AsyncConnection) -> None:
+    async def work(conn: Connection) -> None:
         if not await auth_repo.set_rate_limit(conn, key_id, value):
             raise CommandError(f"no API key with id {key_id!r}")
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import BigInteger, bindparam, func, select
 
 from chatcrm.auth import repository as auth_repo
 from chatcrm.auth.service import create_account, create_key
+from chatcrm.db.database import Connection
+from chatcrm.db.migrate import PG_LOCK_KEY
 from chatcrm.workspaces.service import create_workspace
 
 
@@ -20,7 +22,7 @@ class NewAccount:
 
 
 async def init_account(
-    conn: AsyncConnection, *, workspace_name: str = "My workspace", account_name: str = "chatcrm"
+    conn: Connection, *, workspace_name: str = "My workspace", account_name: str = "chatcrm"
 ) -> NewAccount:
     """A new account with one workspace (default stages) and one API key."""
     account_id = await create_account(conn, name=account_name)
@@ -29,8 +31,16 @@ async def init_account(
     return NewAccount(account_id, workspace_id, key_id, api_key)
 
 
-async def demo_if_empty(conn: AsyncConnection) -> NewAccount | None:
-    """On a database without any account, the demo account `chatcrm serve` announces."""
+_LOCK = select(func.pg_advisory_xact_lock(bindparam("_key", type_=BigInteger)))
+
+
+async def demo_if_empty(conn: Connection) -> NewAccount | None:
+    """On a database without any account, the demo account `chatcrm serve` announces.
+
+    Nodes starting together must not each create one: PostgreSQL serialises them on an
+    advisory lock, SQLite on the write lock the transaction already holds."""
+    if conn.dialect == "postgresql":
+        await conn.fetch(_LOCK, {"_key": PG_LOCK_KEY})
     if await auth_repo.any_account(conn):
         return None
     return await init_account(conn, workspace_name="Demo workspace", account_name="demo")

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import fastapi.routing
 import httpx
 import pytest
 from fastapi.testclient import TestClient
@@ -27,10 +28,9 @@ from chatcrm.app import create_app
 from chatcrm.config import Settings
 from tests.client import Api, error, error_fields, ok_data, unique_email, unique_phone
 
-try:  # FastAPI >= 0.165 keeps included routers as nodes of app.routes
-    from fastapi.routing import iter_route_contexts
-except ImportError:  # pragma: no cover - older FastAPI lists the routes themselves
-    iter_route_contexts = None
+# FastAPI >= 0.165 keeps included routers as nodes of app.routes and flattens them with
+# this; older versions list the routes themselves.
+iter_route_contexts = getattr(fastapi.routing, "iter_route_contexts", None)
 
 # Stand-ins for the header of a request: the victim's workspace, or the caller's own one.
 VICTIM = "<victim workspace>"

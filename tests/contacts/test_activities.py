@@ -14,7 +14,7 @@ import pytest
 
 from chatcrm.auth.service import create_key
 from chatcrm.config import Settings
-from chatcrm.db.engine import standalone_engine
+from chatcrm.db.database import Database
 from tests.client import Api, error, error_fields, ok_data
 
 RECORDED = "The activity was recorded successfully."
@@ -87,12 +87,12 @@ def second_key(api: Api, database_url: str) -> Api:
     """The same account and workspace, through another API key."""
 
     async def run() -> tuple[str, str]:
-        engine = standalone_engine(database_url, Settings(database_url=database_url))
+        db = Database(Settings(database_url=database_url))
         try:
-            async with engine.begin() as conn:
+            async with db.write() as conn:
                 return await create_key(conn, account_id=api.account.account_id)
         finally:
-            await engine.dispose()
+            await db.dispose()
 
     key_id, raw = asyncio.run(run())
     return Api(api.http, dataclasses.replace(api.account, key_id=key_id, api_key=raw))

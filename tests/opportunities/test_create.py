@@ -15,6 +15,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chatcrm.config import Settings
+from chatcrm.db.database import Database
 from chatcrm.db.engine import standalone_engine
 from chatcrm.db.schema import contacts
 from chatcrm.opportunities import repository as opportunity_repo
@@ -71,12 +72,17 @@ def soft_delete_contact(database_url: str, workspace_id: str, contact_id: str) -
 def stored(database_url: str, workspace_id: str, opportunity_id: str) -> tuple[Any, int]:
     """The opportunity as stored (wire shape) and its version, read straight from the database."""
 
-    async def work(conn: AsyncConnection) -> tuple[Any, int]:
-        row = await opportunity_repo.get(conn, workspace_id, opportunity_id)
+    async def work() -> tuple[Any, int]:
+        db = Database(Settings(database_url=database_url))
+        try:
+            async with db.read() as conn:
+                row = await opportunity_repo.get(conn, workspace_id, opportunity_id)
+        finally:
+            await db.dispose()
         assert row is not None
         return orjson.loads(orjson.dumps(opportunity_shape(row))), int(row["version"])
 
-    return run_db(database_url, work)
+    return asyncio.run(work())
 
 
 def post(api: Api, body: Any, **kw: Any) -> httpx.Response:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy.engine import RowMapping
-
 from chatcrm.api.errors import PreconditionFailed
+from chatcrm.db.database import Row
 
 
-def etag(row: RowMapping) -> str:
+def etag(row: Row) -> str:
     """Strong tag naming the record's version; the same whichever shape the record is shown in."""
     return f'"{row["version"]}"'
 

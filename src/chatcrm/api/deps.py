@@ -18,7 +18,7 @@ from chatcrm.api.gate import STATE_AUTH_ERROR, STATE_PRINCIPAL
 from chatcrm.auth.service import Principal, bearer_token, check_workspace
 from chatcrm.core.pagination import TokenCodec
 from chatcrm.core.values import FieldError
-from chatcrm.db.engine import Database
+from chatcrm.db.database import Database
 from chatcrm.db.secrets import get_secret
 
 # Declared for the OpenAPI document; authentication itself reads the header below.

@@ -8,8 +8,6 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from sqlalchemy.exc import DataError, DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match
@@ -17,6 +15,7 @@ from starlette.routing import BaseRoute, Match
 from chatcrm.api import messages as m
 from chatcrm.api.envelope import error_response
 from chatcrm.core.values import FieldError
+from chatcrm.db.errors import DataProblem, Unavailable, translate
 
 log = logging.getLogger("chatcrm.errors")
 
@@ -162,11 +161,7 @@ def internal_error() -> Response:
 
 def is_unavailable(exc: BaseException) -> bool:
     """Errors that mean "the database cannot be reached right now", not a bug."""
-    if isinstance(exc, PoolTimeoutError | InterfaceError | OperationalError):
-        return True
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
-    return isinstance(exc, ConnectionError | TimeoutError | OSError)
+    return isinstance(translate(exc), Unavailable)
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:
@@ -225,10 +220,10 @@ def install(app: FastAPI) -> None:
         ]
         return ValidationFailed(errors or [FieldError("request", "invalid request")]).response()
 
-    @app.exception_handler(DataError)
-    async def _data_error(_: Request, exc: DataError) -> Response:
+    @app.exception_handler(DataProblem)
+    async def _data_error(_: Request, exc: DataProblem) -> Response:
         # Validation should stop these first; never let a driver message reach the client.
-        log.warning("database rejected a value: %s", type(exc.orig).__name__)
+        log.warning("database rejected a value: %s", exc)
         return ValidationFailed([FieldError("request", "a value is out of range")]).response()
 
 

@@ -16,11 +16,9 @@ from decimal import Decimal
 from typing import Any
 
 import orjson
-from sqlalchemy import and_, delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api import messages as m
@@ -29,6 +27,7 @@ from chatcrm.api.errors import ApiError, BadRequest, Conflict
 from chatcrm.api.gate import STATE_PRINCIPAL
 from chatcrm.auth.service import Principal
 from chatcrm.core.timefmt import utcnow
+from chatcrm.db.database import Connection, Row
 from chatcrm.db.schema import idempotency_keys
 
 TTL = timedelta(hours=24)
@@ -83,34 +82,39 @@ def _storable(status: int) -> bool:
     return status < 500 and status != 429
 
 
-async def _claim(conn: AsyncConnection, values: dict[str, Any]) -> bool:
+_t = idempotency_keys.c
+_PK = (
+    _t.account_id == bindparam("_account"),
+    _t.method == bindparam("_method"),
+    _t.path == bindparam("_path"),
+    _t.key == bindparam("_key"),
+)
+_DELETE_EXPIRED = delete(idempotency_keys).where(*_PK, _t.expires_at < bindparam("_now"))
+_CLAIM = {
+    "postgresql": pg_insert(idempotency_keys).on_conflict_do_nothing().returning(_t.key),
+    "sqlite": sqlite_insert(idempotency_keys).on_conflict_do_nothing().returning(_t.key),
+}
+_STORED = select(_t.request_hash, _t.status_code, _t.response_body, _t.response_headers).where(*_PK)
+_STORE = update(idempotency_keys).where(*_PK)
+
+
+def _pk(values: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "_account": values["account_id"],
+        "_method": values["method"],
+        "_path": values["path"],
+        "_key": values["key"],
+    }
+
+
+async def _claim(conn: Connection, values: dict[str, Any]) -> bool:
     """Insert the key's row; False when another request holds or held it."""
-    t = idempotency_keys.c
-    pk = and_(
-        t.account_id == values["account_id"],
-        t.method == values["method"],
-        t.path == values["path"],
-        t.key == values["key"],
-    )
-    await conn.execute(delete(idempotency_keys).where(pk, t.expires_at < values["created_at"]))
-    dialect_insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    stmt = (
-        dialect_insert(idempotency_keys).values(**values).on_conflict_do_nothing().returning(t.key)
-    )
-    return (await conn.execute(stmt)).first() is not None
+    await conn.execute(_DELETE_EXPIRED, {**_pk(values), "_now": values["created_at"]})
+    return await conn.fetchrow(_CLAIM[conn.dialect], values) is not None
 
 
-async def _stored(conn: AsyncConnection, values: dict[str, Any]) -> RowMapping | None:
-    t = idempotency_keys.c
-    result = await conn.execute(
-        select(t.request_hash, t.status_code, t.response_body, t.response_headers).where(
-            t.account_id == values["account_id"],
-            t.method == values["method"],
-            t.path == values["path"],
-            t.key == values["key"],
-        )
-    )
-    return result.mappings().first()
+async def _stored(conn: Connection, values: dict[str, Any]) -> Row | None:
+    return await conn.fetchrow(_STORED, _pk(values))
 
 
 class _Discard(Exception):
@@ -171,26 +175,21 @@ class IdempotencyMiddleware:
                 if not _storable(status):
                     raise _Discard
                 await conn.execute(
-                    update(idempotency_keys)
-                    .where(
-                        idempotency_keys.c.account_id == values["account_id"],
-                        idempotency_keys.c.method == "POST",
-                        idempotency_keys.c.path == values["path"],
-                        idempotency_keys.c.key == key,
-                    )
-                    .values(
-                        status_code=status,
-                        response_body=b"".join(
+                    _STORE,
+                    {
+                        **_pk(values),
+                        "status_code": status,
+                        "response_body": b"".join(
                             msg.get("body", b"") for msg in captured[1:]
                         ).decode(),
-                        response_headers=orjson.dumps(
+                        "response_headers": orjson.dumps(
                             {
                                 k.decode(): v.decode("latin-1")
                                 for k, v in captured[0].get("headers", [])
                                 if k.lower() in _STORED_HEADERS
                             }
                         ).decode(),
-                    )
+                    },
                 )
         except _Discard:
             pass
@@ -225,7 +224,7 @@ def _replaying(body: bytes) -> Receive:
 
 
 async def _replay(
-    stored: RowMapping | None, wanted_hash: str, scope: Scope, receive: Receive, send: Send
+    stored: Row | None, wanted_hash: str, scope: Scope, receive: Receive, send: Send
 ) -> None:
     if stored is None or stored["status_code"] == 0:  # pragma: no cover - claim is atomic
         raise KeyReused("A request with this Idempotency-Key is still in progress; retry.")

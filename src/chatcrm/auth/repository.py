@@ -1,32 +1,50 @@
 """Accounts, API keys and the workspace → account mapping."""
 
+from __future__ import annotations
+
 from datetime import datetime
 
 from sqlalchemy import bindparam, insert, select, update
-from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import BindParameter
 
+from chatcrm.db.database import Connection, Row
 from chatcrm.db.schema import accounts, api_keys, workspaces
 
+_ID: BindParameter[str] = bindparam("_id")
+_INSERT_ACCOUNT = insert(accounts)
+_ACCOUNT = select(accounts.c.id).where(accounts.c.id == _ID)
+_ANY_ACCOUNT = select(accounts.c.id).limit(1)
+_INSERT_KEY = insert(api_keys)
+_SET_RATE_LIMIT = update(api_keys).where(api_keys.c.id == _ID).values(rate_limit=bindparam("_rate"))
+_GET_KEY = select(
+    api_keys.c.account_id,
+    api_keys.c.secret_hash,
+    api_keys.c.revoked_at,
+    api_keys.c.rate_limit,
+).where(api_keys.c.id == _ID)
+_REVOKE = (
+    update(api_keys)
+    .where(api_keys.c.id == _ID, api_keys.c.revoked_at.is_(None))
+    .values(revoked_at=bindparam("_now"))
+)
+_KEY = select(api_keys.c.id).where(api_keys.c.id == _ID)
+_WORKSPACE_ACCOUNT = select(workspaces.c.account_id).where(workspaces.c.id == _ID)
 
-async def insert_account(
-    conn: AsyncConnection, *, account_id: str, name: str, now: datetime
-) -> None:
-    await conn.execute(insert(accounts).values(id=account_id, name=name, created_at=now))
+
+async def insert_account(conn: Connection, *, account_id: str, name: str, now: datetime) -> None:
+    await conn.execute(_INSERT_ACCOUNT, {"id": account_id, "name": name, "created_at": now})
 
 
-async def account_exists(conn: AsyncConnection, account_id: str) -> bool:
-    row = await conn.execute(select(accounts.c.id).where(accounts.c.id == account_id))
-    return row.first() is not None
+async def account_exists(conn: Connection, account_id: str) -> bool:
+    return await conn.fetchrow(_ACCOUNT, {"_id": account_id}) is not None
 
 
-async def any_account(conn: AsyncConnection) -> bool:
-    row = await conn.execute(select(accounts.c.id).limit(1))
-    return row.first() is not None
+async def any_account(conn: Connection) -> bool:
+    return await conn.fetchrow(_ANY_ACCOUNT) is not None
 
 
 async def insert_key(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     key_id: str,
     account_id: str,
@@ -35,54 +53,34 @@ async def insert_key(
     rate_limit: float | None = None,
 ) -> None:
     await conn.execute(
-        insert(api_keys).values(
-            id=key_id,
-            account_id=account_id,
-            secret_hash=secret_hash,
-            created_at=now,
-            rate_limit=rate_limit,
-        )
+        _INSERT_KEY,
+        {
+            "id": key_id,
+            "account_id": account_id,
+            "secret_hash": secret_hash,
+            "created_at": now,
+            "rate_limit": rate_limit,
+        },
     )
 
 
-async def set_rate_limit(conn: AsyncConnection, key_id: str, rate_limit: float | None) -> bool:
-    result = await conn.execute(
-        update(api_keys).where(api_keys.c.id == key_id).values(rate_limit=rate_limit)
-    )
-    return result.rowcount == 1
+async def set_rate_limit(conn: Connection, key_id: str, rate_limit: float | None) -> bool:
+    return await conn.execute(_SET_RATE_LIMIT, {"_id": key_id, "_rate": rate_limit}) == 1
 
 
-_GET_KEY = select(
-    api_keys.c.account_id,
-    api_keys.c.secret_hash,
-    api_keys.c.revoked_at,
-    api_keys.c.rate_limit,
-).where(api_keys.c.id == bindparam("_id"))
+async def get_key(conn: Connection, key_id: str) -> Row | None:
+    return await conn.fetchrow(_GET_KEY, {"_id": key_id})
 
 
-async def get_key(conn: AsyncConnection, key_id: str) -> RowMapping | None:
-    result = await conn.execute(_GET_KEY, {"_id": key_id})
-    return result.mappings().first()
-
-
-async def revoke_key(conn: AsyncConnection, key_id: str, now: datetime) -> bool:
+async def revoke_key(conn: Connection, key_id: str, now: datetime) -> bool:
     """True when the key existed and was live."""
-    result = await conn.execute(
-        update(api_keys)
-        .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
-        .values(revoked_at=now)
-    )
-    return result.rowcount == 1
+    return await conn.execute(_REVOKE, {"_id": key_id, "_now": now}) == 1
 
 
-async def key_exists(conn: AsyncConnection, key_id: str) -> bool:
-    row = await conn.execute(select(api_keys.c.id).where(api_keys.c.id == key_id))
-    return row.first() is not None
+async def key_exists(conn: Connection, key_id: str) -> bool:
+    return await conn.fetchrow(_KEY, {"_id": key_id}) is not None
 
 
-_WORKSPACE_ACCOUNT = select(workspaces.c.account_id).where(workspaces.c.id == bindparam("_id"))
-
-
-async def workspace_account(conn: AsyncConnection, workspace_id: str) -> str | None:
-    result = await conn.execute(_WORKSPACE_ACCOUNT, {"_id": workspace_id})
-    return result.scalar_one_or_none()
+async def workspace_account(conn: Connection, workspace_id: str) -> str | None:
+    value: str | None = await conn.fetchval(_WORKSPACE_ACCOUNT, {"_id": workspace_id})
+    return value

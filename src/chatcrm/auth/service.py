@@ -5,14 +5,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from chatcrm.api.errors import Forbidden, Unauthorized
 from chatcrm.auth import keys
 from chatcrm.auth import repository as repo
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timefmt import utcnow
-from chatcrm.db.engine import Database
+from chatcrm.db.database import Connection, Database
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,14 +128,14 @@ async def check_workspace(
     return workspace_id
 
 
-async def create_account(conn: AsyncConnection, *, name: str = "chatcrm account") -> str:
+async def create_account(conn: Connection, *, name: str = "chatcrm account") -> str:
     account_id = new_id()
     await repo.insert_account(conn, account_id=account_id, name=name, now=utcnow())
     return account_id
 
 
 async def create_key(
-    conn: AsyncConnection, *, account_id: str, rate_limit: float | None = None
+    conn: Connection, *, account_id: str, rate_limit: float | None = None
 ) -> tuple[str, str]:
     """(key id, the API key itself: shown once, stored only as a hash)."""
     key_id = new_id()

@@ -12,14 +12,13 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, bindparam, exists, or_
-from sqlalchemy.engine import RowMapping
 
 from chatcrm.api.errors import ValidationFailed
 from chatcrm.contacts.repository import read_statement
 from chatcrm.core import values as v
 from chatcrm.core.pagination import TokenCodec, filters_digest
 from chatcrm.core.values import FieldError
-from chatcrm.db.engine import Database
+from chatcrm.db.database import Database, Row
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import contact_tags, contacts
 from chatcrm.db.textsearch import contains, contains_ci, like_pattern, pattern_for
@@ -113,7 +112,7 @@ async def list_page(
     filters: ContactFilters,
     token: str | None,
     size: int,
-) -> tuple[list[RowMapping], str | None]:
+) -> tuple[list[Row], str | None]:
     active, params = filters.bound(db.dialect)
     return await list_with_token(
         db,
@@ -147,15 +146,14 @@ def _search_statement(dialect: str, by: str) -> Select[Any]:
     )
 
 
-async def _search(db: Database, by: str, workspace_id: str, value: str) -> list[RowMapping]:
+async def _search(db: Database, by: str, workspace_id: str, value: str) -> list[Row]:
     async with db.read() as conn:
-        result = await conn.execute(
+        return await conn.fetch(
             _search_statement(db.dialect, by), {"_ws": workspace_id, "_value": value}
         )
-        return list(result.mappings())
 
 
-async def search_by_email(db: Database, workspace_id: str, email: str | None) -> list[RowMapping]:
+async def search_by_email(db: Database, workspace_id: str, email: str | None) -> list[Row]:
     try:
         address = v.email("email", email, nullable=False)
     except FieldError as exc:
@@ -164,7 +162,7 @@ async def search_by_email(db: Database, workspace_id: str, email: str | None) ->
     return await _search(db, "email", workspace_id, address.lower())
 
 
-async def search_by_cellphone(db: Database, workspace_id: str, cellphone: str) -> list[RowMapping]:
+async def search_by_cellphone(db: Database, workspace_id: str, cellphone: str) -> list[Row]:
     try:
         # A '+' in a query string that was not percent-encoded arrives as a space.
         digits = v.phone("cellphone", cellphone.strip(), allow_empty=False)

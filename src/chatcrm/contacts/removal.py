@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.engine import RowMapping
-
 from chatcrm.api.bodyrules import create_values, require_valid
 from chatcrm.api.errors import ContactNotFound, ValidationFailed
 from chatcrm.contacts import repository as repo
@@ -14,7 +12,7 @@ from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.pagination import TokenCodec
 from chatcrm.core.timefmt import iso, utcnow
 from chatcrm.core.values import FieldError
-from chatcrm.db.engine import Database
+from chatcrm.db.database import Database, Row
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import contact_activities
 
@@ -92,7 +90,7 @@ async def add_activity(
         )
 
 
-def activity(row: RowMapping) -> dict[str, Any]:
+def activity(row: Row) -> dict[str, Any]:
     return {
         "id": row["id"],
         "content": row["content"],
@@ -109,7 +107,7 @@ async def list_activities(
     contact_id: str,
     token: str | None,
     size: int,
-) -> tuple[list[RowMapping], str | None]:
+) -> tuple[list[Row], str | None]:
     """A contact's activities, oldest first (date order), in keyset pages."""
     if not is_id(contact_id):
         raise ContactNotFound(contact_id)

@@ -1,7 +1,7 @@
 """Contacts in the database (SQLAlchemy Core; rows, never ORM objects).
 
-Statements are built once, with bound parameters, and reused: SQLAlchemy then finds their
-compiled form in its cache without re-walking the statement (about 80 µs saved per query).
+Statements are built once, with bound parameters, compiled once per dialect and run on the
+driver (db/compiled.py): no statement is rebuilt or recompiled per request.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import Select, and_, bindparam, delete, func, insert, select, update
-from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import BindParameter
 
+from chatcrm.db.database import Connection, Row
+from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.jsonagg import iso_text, json_array_of_objects
 from chatcrm.db.schema import agents, contact_activities, contact_tags, contacts, tags
 
@@ -67,12 +67,11 @@ def _get_statement(dialect: str) -> Select[Any]:
     return read_statement(dialect).where(*_LIVE)
 
 
-async def get(conn: AsyncConnection, workspace_id: str, contact_id: str) -> RowMapping | None:
+async def get(conn: Connection, workspace_id: str, contact_id: str) -> Row | None:
     """A live contact with agent name and tags, or None."""
-    result = await conn.execute(
-        _get_statement(conn.dialect.name), {"_ws": workspace_id, "_id": contact_id}
+    return await conn.fetchrow(
+        _get_statement(conn.dialect), {"_ws": workspace_id, "_id": contact_id}
     )
-    return result.mappings().first()
 
 
 # PostgreSQL: FOR UPDATE, so concurrent updates of one contact apply one after the other and
@@ -80,16 +79,15 @@ async def get(conn: AsyncConnection, workspace_id: str, contact_id: str) -> RowM
 _LOCK = select(contacts).where(*_LIVE).with_for_update()
 
 
-async def lock(conn: AsyncConnection, workspace_id: str, contact_id: str) -> RowMapping | None:
+async def lock(conn: Connection, workspace_id: str, contact_id: str) -> Row | None:
     """The live contact's own columns, row-locked until the transaction ends."""
-    result = await conn.execute(_LOCK, {"_ws": workspace_id, "_id": contact_id})
-    return result.mappings().first()
+    return await conn.fetchrow(_LOCK, {"_ws": workspace_id, "_id": contact_id})
 
 
 _INSERT = insert(contacts)
 
 
-async def insert_contact(conn: AsyncConnection, values: dict[str, Any]) -> None:
+async def insert_contact(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(_INSERT, values)
 
 
@@ -98,7 +96,7 @@ _UPDATE = update(contacts).where(c.workspace_id == _WS, c.id == _ID)
 
 
 async def update_contact(
-    conn: AsyncConnection, workspace_id: str, contact_id: str, values: dict[str, Any]
+    conn: Connection, workspace_id: str, contact_id: str, values: dict[str, Any]
 ) -> None:
     await conn.execute(_UPDATE, {"_ws": workspace_id, "_id": contact_id, **values})
 
@@ -108,10 +106,9 @@ _NEXT_CARD = select(func.coalesce(func.max(c.order_in_cards), -1) + 1).where(
 )
 
 
-async def next_card_position(conn: AsyncConnection, workspace_id: str, stage_id: str) -> int:
+async def next_card_position(conn: Connection, workspace_id: str, stage_id: str) -> int:
     """max + 1 of the stage column among live contacts; 0 in an empty column."""
-    result = await conn.execute(_NEXT_CARD, {"_ws": workspace_id, "_stage": stage_id})
-    return int(result.scalar_one())
+    return int(await conn.fetchval(_NEXT_CARD, {"_ws": workspace_id, "_stage": stage_id}))
 
 
 def _find_live(column: Any) -> tuple[Select[Any], Select[Any]]:
@@ -129,7 +126,7 @@ _BY_EMAIL_KEY = _find_live(c.email_key)
 
 
 async def _owner(
-    conn: AsyncConnection,
+    conn: Connection,
     statements: tuple[Select[Any], Select[Any]],
     workspace_id: str,
     value: str,
@@ -137,19 +134,19 @@ async def _owner(
 ) -> str | None:
     params = {"_ws": workspace_id, "_value": value}
     if exclude is None:
-        return (await conn.execute(statements[0], params)).scalar_one_or_none()
+        return await conn.fetchval(statements[0], params)
     params["_exclude"] = exclude
-    return (await conn.execute(statements[1], params)).scalar_one_or_none()
+    return await conn.fetchval(statements[1], params)
 
 
 async def find_live_by_phone(
-    conn: AsyncConnection, workspace_id: str, phone: str, *, exclude: str | None = None
+    conn: Connection, workspace_id: str, phone: str, *, exclude: str | None = None
 ) -> str | None:
     return await _owner(conn, _BY_PHONE, workspace_id, phone, exclude)
 
 
 async def find_live_by_email_key(
-    conn: AsyncConnection, workspace_id: str, email_key: str, *, exclude: str | None = None
+    conn: Connection, workspace_id: str, email_key: str, *, exclude: str | None = None
 ) -> str | None:
     return await _owner(conn, _BY_EMAIL_KEY, workspace_id, email_key, exclude)
 
@@ -162,14 +159,14 @@ _INSERT_TAG = insert(contact_tags)
 
 
 async def tag_assignments(
-    conn: AsyncConnection, workspace_id: str, contact_id: str
+    conn: Connection, workspace_id: str, contact_id: str
 ) -> dict[str, datetime]:
-    result = await conn.execute(_TAG_ASSIGNMENTS, {"_ws": workspace_id, "_id": contact_id})
-    return {row.tag_id: row.assigned_at for row in result}
+    rows = await conn.fetch(_TAG_ASSIGNMENTS, {"_ws": workspace_id, "_id": contact_id})
+    return {row["tag_id"]: row["assigned_at"] for row in rows}
 
 
 async def replace_tags(
-    conn: AsyncConnection,
+    conn: Connection,
     workspace_id: str,
     contact_id: str,
     tag_ids: Iterable[str],
@@ -181,7 +178,7 @@ async def replace_tags(
     ordered = list(tag_ids)
     await conn.execute(_DELETE_TAGS, {"_ws": workspace_id, "_id": contact_id})
     if ordered:
-        await conn.execute(
+        await conn.executemany(
             _INSERT_TAG,
             [
                 {
@@ -196,47 +193,54 @@ async def replace_tags(
         )
 
 
-_SOFT_DELETE = (
-    update(contacts)
-    .where(
-        c.workspace_id == _WS,
-        c.id.in_(bindparam("_ids", expanding=True)),
-        c.deleted_at.is_(None),
+@cache
+def soft_delete_statement(dialect: str) -> Any:
+    return (
+        update(contacts)
+        .where(
+            c.workspace_id == _WS,
+            in_id_list(c.id, "_ids", dialect),
+            c.deleted_at.is_(None),
+        )
+        .values(
+            deleted_at=bindparam("_now"),
+            deleted_by=bindparam("_key"),
+            modified_at=bindparam("_now"),
+            version=c.version + 1,
+        )
+        .returning(c.id)
     )
-    .values(
-        deleted_at=bindparam("_now"),
-        deleted_by=bindparam("_key"),
-        modified_at=bindparam("_now"),
-        version=c.version + 1,
-    )
-    .returning(c.id)
-)
 
 
 async def soft_delete(
-    conn: AsyncConnection, workspace_id: str, contact_ids: list[str], *, key_id: str, now: datetime
+    conn: Connection, workspace_id: str, contact_ids: list[str], *, key_id: str, now: datetime
 ) -> set[str]:
     """Mark live contacts deleted (rows stay: nothing is lost); returns the ids deleted."""
     if not contact_ids:
         return set()
-    result = await conn.execute(
-        _SOFT_DELETE, {"_ws": workspace_id, "_ids": contact_ids, "_key": key_id, "_now": now}
+    rows = await conn.fetch(
+        soft_delete_statement(conn.dialect),
+        {
+            "_ws": workspace_id,
+            "_ids": id_list(contact_ids, conn.dialect),
+            "_key": key_id,
+            "_now": now,
+        },
     )
-    return set(result.scalars())
+    return {row["id"] for row in rows}
 
 
 _IS_LIVE = select(c.id).where(*_LIVE)
 
 
-async def is_live(conn: AsyncConnection, workspace_id: str, contact_id: str) -> bool:
-    result = await conn.execute(_IS_LIVE, {"_ws": workspace_id, "_id": contact_id})
-    return result.first() is not None
+async def is_live(conn: Connection, workspace_id: str, contact_id: str) -> bool:
+    return await conn.fetchrow(_IS_LIVE, {"_ws": workspace_id, "_id": contact_id}) is not None
 
 
 _INSERT_ACTIVITY = insert(contact_activities)
 
 
-async def insert_activity(conn: AsyncConnection, values: dict[str, Any]) -> None:
+async def insert_activity(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(_INSERT_ACTIVITY, values)
 
 

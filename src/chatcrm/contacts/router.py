@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
-from sqlalchemy.engine import RowMapping
 from starlette.responses import Response
 
 from chatcrm.api import messages as m
@@ -37,6 +36,7 @@ from chatcrm.contacts.schemas import (
     DeleteBatchResult,
 )
 from chatcrm.contacts.serialize import contact_full, contact_read
+from chatcrm.db.database import Row
 
 router = APIRouter(tags=["contacts"])
 
@@ -93,7 +93,7 @@ async def list_contacts(
     )
 
 
-def _search_result(rows: list[RowMapping]) -> dict[str, Any]:
+def _search_result(rows: list[Row]) -> dict[str, Any]:
     return {
         "contactId": rows[0]["id"] if rows else "",
         "data": [contact_read(row) for row in rows],

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.engine import RowMapping
-
 from chatcrm.core.jsontext import aggregated, raw
 from chatcrm.core.timefmt import iso
+from chatcrm.db.database import Row
 
 
-def contact_read(row: RowMapping) -> dict[str, Any]:
+def contact_read(row: Row) -> dict[str, Any]:
     """Read shape: Get by id, lists, searches."""
     return {
         "id": row["id"],
@@ -41,7 +40,7 @@ def contact_read(row: RowMapping) -> dict[str, Any]:
     }
 
 
-def contact_full(row: RowMapping) -> dict[str, Any]:
+def contact_full(row: Row) -> dict[str, Any]:
     """Update shape: Update Contact, Create Contact."""
     return {
         "id": row["id"],

@@ -6,10 +6,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.engine import RowMapping
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from chatcrm.api.bodyrules import create_values, fields_to_update, require_valid
 from chatcrm.api.conditional import check_if_match, etag
 from chatcrm.api.errors import BadRequest, ContactNotFound, DuplicateContact, ValidationFailed
@@ -20,12 +16,13 @@ from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.jsontext import load_exact, to_text
 from chatcrm.core.timefmt import utcnow
 from chatcrm.core.values import FieldError
-from chatcrm.db.engine import Database
+from chatcrm.db.database import Connection, Database, Row
+from chatcrm.db.errors import UniqueViolation
 from chatcrm.workspaces import repository as workspaces
 from chatcrm.workspaces.references import References
 
 
-async def get(db: Database, workspace_id: str, contact_id: str) -> RowMapping:
+async def get(db: Database, workspace_id: str, contact_id: str) -> Row:
     if not is_id(contact_id):
         raise ContactNotFound(contact_id)
     async with db.read() as conn:
@@ -39,7 +36,7 @@ async def get(db: Database, workspace_id: str, contact_id: str) -> RowMapping:
 
 
 async def _check_unique(
-    conn: AsyncConnection,
+    conn: Connection,
     workspace_id: str,
     *,
     phone: str | None,
@@ -61,7 +58,7 @@ async def _check_unique(
 
 async def _raise_duplicate_after_race(
     db: Database,
-    exc: IntegrityError,
+    exc: UniqueViolation,
     workspace_id: str,
     *,
     phone: str | None,
@@ -80,7 +77,7 @@ async def _raise_duplicate_after_race(
 # --- create ----------------------------------------------------------------------------------
 
 
-async def create(db: Database, *, workspace_id: str, body: dict[str, Any]) -> RowMapping:
+async def create(db: Database, *, workspace_id: str, body: dict[str, Any]) -> Row:
     clean, errors = create_values(
         body, allowed=fields.CREATE_FIELDS, required=("name",), validators=fields.VALIDATORS
     )
@@ -169,7 +166,7 @@ async def create(db: Database, *, workspace_id: str, body: dict[str, Any]) -> Ro
             if tag_ids:
                 await repo.replace_tags(conn, workspace_id, contact_id, tag_ids, kept={}, now=now)
             row = await repo.get(conn, workspace_id, contact_id)
-    except IntegrityError as exc:
+    except UniqueViolation as exc:
         await _raise_duplicate_after_race(
             db, exc, workspace_id, phone=phone, phone_field=phone_field, email=email, exclude=None
         )
@@ -187,7 +184,7 @@ async def update(
     contact_id: str,
     body: dict[str, Any],
     if_match: str | None = None,
-) -> RowMapping:
+) -> Row:
     names = fields_to_update(
         body, updatable=fields.UPDATABLE, read_only=fields.READ_ONLY, record_id=contact_id
     )
@@ -231,7 +228,7 @@ async def update(
                     conn, workspace_id, contact_id, clean["tags"], kept=kept, now=now
                 )
             row = await repo.get(conn, workspace_id, contact_id)
-    except IntegrityError as exc:
+    except UniqueViolation as exc:
         await _raise_duplicate_after_race(
             db,
             exc,
@@ -245,9 +242,7 @@ async def update(
     return row
 
 
-async def _check_references(
-    conn: AsyncConnection, workspace_id: str, clean: dict[str, Any]
-) -> None:
+async def _check_references(conn: Connection, workspace_id: str, clean: dict[str, Any]) -> None:
     refs = References(conn, workspace_id)
     if "stageId" in clean:
         await refs.stage("stageId", clean["stageId"], "contact")
@@ -263,9 +258,9 @@ async def _check_references(
 
 
 async def _changes(
-    conn: AsyncConnection,
+    conn: Connection,
     workspace_id: str,
-    current: RowMapping,
+    current: Row,
     clean: dict[str, Any],
     now: datetime,
 ) -> dict[str, Any]:

@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Select, String, bindparam, tuple_
-from sqlalchemy.engine import RowMapping
 
 from chatcrm.core.pagination import Position, TokenCodec
-from chatcrm.db.engine import Database
+from chatcrm.db.database import Database, Row
 from chatcrm.db.types import UTCDateTime
 
 # Keyed by the base statement's identity (bases are cached for the life of the process, and
@@ -53,7 +52,7 @@ async def list_with_token(
     created: Any,
     ident: Any,
     newest_first: bool = True,
-) -> tuple[list[RowMapping], str | None]:
+) -> tuple[list[Row], str | None]:
     """A page of `base` (a long-lived statement; `params` are its bound values) after the
     position a continuation token names, and the token of the page that follows — None
     when no record follows, also when this page is exactly full."""
@@ -63,7 +62,7 @@ async def list_with_token(
     if after is not None:
         values.update(_after_at=after.created_at, _after_id=after.id)
     async with db.read() as conn:
-        rows = list((await conn.execute(stmt, values)).mappings())
+        rows = await conn.fetch(stmt, values)
     if len(rows) <= size:
         return rows, None
     rows = rows[:size]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from alembic import command
@@ -10,11 +9,11 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 # Arbitrary constant naming chatcrm's migration lock among PostgreSQL advisory locks.
-_PG_LOCK_KEY = 0x63686174_63726D
+PG_LOCK_KEY = 0x63686174_63726D
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
@@ -34,24 +33,17 @@ def current_revision(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
-async def upgrade(
-    engine: AsyncEngine,
-    *,
-    then: Callable[[AsyncConnection], Awaitable[None]] | None = None,
-) -> None:
+async def upgrade(engine: AsyncEngine) -> None:
     """Migrate to head inside one transaction that holds the migration lock.
 
     PostgreSQL: a transaction-scoped advisory lock, so nodes starting together queue up
     and the later ones find nothing left to do. SQLite: the engine's BEGIN IMMEDIATE
     takes the database write lock before Alembic even reads the current version.
-    `then` runs in the same transaction (e.g. the first-start demo account).
     """
     async with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
-            await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+            await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_LOCK_KEY})
         await conn.run_sync(_upgrade_sync)
-        if then is not None:
-            await then(conn)
 
 
 def _upgrade_sync(connection: Connection) -> None:

@@ -1,16 +1,15 @@
 """Service-wide secrets kept in the database (created by the migrations)."""
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import bindparam, select
 
+from chatcrm.db.database import Connection
 from chatcrm.db.schema import service_secrets
 
+_GET = select(service_secrets.c.value).where(service_secrets.c.name == bindparam("_name"))
 
-async def get_secret(conn: AsyncConnection, name: str) -> str:
-    result = await conn.execute(
-        select(service_secrets.c.value).where(service_secrets.c.name == name)
-    )
-    value = result.scalar_one_or_none()
+
+async def get_secret(conn: Connection, name: str) -> str:
+    value = await conn.fetchval(_GET, {"_name": name})
     if value is None:
         raise RuntimeError(f"service secret {name!r} is missing: run `chatcrm migrate`")
-    return value
+    return str(value)

@@ -9,10 +9,9 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, bindparam, or_
-from sqlalchemy.engine import RowMapping
 
 from chatcrm.core.pagination import TokenCodec, filters_digest
-from chatcrm.db.engine import Database
+from chatcrm.db.database import Database, Row
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import opportunities
 from chatcrm.db.textsearch import contains_ci, pattern_for
@@ -96,7 +95,7 @@ async def list_page(
     filters: OpportunityFilters,
     token: str | None,
     size: int,
-) -> tuple[list[RowMapping], str | None]:
+) -> tuple[list[Row], str | None]:
     active, params = filters.bound(db.dialect)
     return await list_with_token(
         db,

@@ -1,6 +1,7 @@
 """Opportunities, their activities and their code counters in the database.
 
-As in contacts/repository.py, statements are built once with bound parameters.
+As in contacts/repository.py, statements are built once with bound parameters and run on
+the driver.
 """
 
 from __future__ import annotations
@@ -9,11 +10,10 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, func, insert, select, text, update
-from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Integer, Select, and_, bindparam, func, insert, select, text, update
 from sqlalchemy.sql.elements import BindParameter
 
+from chatcrm.db.database import Connection, Row
 from chatcrm.db.jsonagg import iso_text, json_array_of_objects
 from chatcrm.db.schema import contacts, opportunities, opportunity_activities
 
@@ -49,26 +49,24 @@ def _get_statement(dialect: str) -> Select[Any]:
     return read_statement(dialect).where(*_LIVE)
 
 
-async def get(conn: AsyncConnection, workspace_id: str, opportunity_id: str) -> RowMapping | None:
-    result = await conn.execute(
-        _get_statement(conn.dialect.name), {"_ws": workspace_id, "_id": opportunity_id}
+async def get(conn: Connection, workspace_id: str, opportunity_id: str) -> Row | None:
+    return await conn.fetchrow(
+        _get_statement(conn.dialect), {"_ws": workspace_id, "_id": opportunity_id}
     )
-    return result.mappings().first()
 
 
 _LOCK = select(opportunities).where(*_LIVE).with_for_update()
 
 
-async def lock(conn: AsyncConnection, workspace_id: str, opportunity_id: str) -> RowMapping | None:
+async def lock(conn: Connection, workspace_id: str, opportunity_id: str) -> Row | None:
     """The live opportunity's columns, row-locked until the transaction ends (see contacts)."""
-    result = await conn.execute(_LOCK, {"_ws": workspace_id, "_id": opportunity_id})
-    return result.mappings().first()
+    return await conn.fetchrow(_LOCK, {"_ws": workspace_id, "_id": opportunity_id})
 
 
 _INSERT = insert(opportunities)
 
 
-async def insert_opportunity(conn: AsyncConnection, values: dict[str, Any]) -> None:
+async def insert_opportunity(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(_INSERT, values)
 
 
@@ -77,7 +75,7 @@ _UPDATE = update(opportunities).where(o.workspace_id == _WS, o.id == _ID)
 
 
 async def update_opportunity(
-    conn: AsyncConnection, workspace_id: str, opportunity_id: str, values: dict[str, Any]
+    conn: Connection, workspace_id: str, opportunity_id: str, values: dict[str, Any]
 ) -> None:
     await conn.execute(_UPDATE, {"_ws": workspace_id, "_id": opportunity_id, **values})
 
@@ -87,9 +85,8 @@ _NEXT_CARD = select(func.coalesce(func.max(o.order_in_cards), -1) + 1).where(
 )
 
 
-async def next_card_position(conn: AsyncConnection, workspace_id: str, stage_id: str) -> int:
-    result = await conn.execute(_NEXT_CARD, {"_ws": workspace_id, "_stage": stage_id})
-    return int(result.scalar_one())
+async def next_card_position(conn: Connection, workspace_id: str, stage_id: str) -> int:
+    return int(await conn.fetchval(_NEXT_CARD, {"_ws": workspace_id, "_stage": stage_id}))
 
 
 _LIVE_CONTACT = select(contacts.c.id).where(
@@ -97,29 +94,28 @@ _LIVE_CONTACT = select(contacts.c.id).where(
 )
 
 
-async def live_contact_exists(conn: AsyncConnection, workspace_id: str, contact_id: str) -> bool:
-    result = await conn.execute(_LIVE_CONTACT, {"_ws": workspace_id, "_id": contact_id})
-    return result.first() is not None
+async def live_contact_exists(conn: Connection, workspace_id: str, contact_id: str) -> bool:
+    row = await conn.fetchrow(_LIVE_CONTACT, {"_ws": workspace_id, "_id": contact_id})
+    return row is not None
 
 
 _NEXT_CODE = text(
     "INSERT INTO opportunity_code_counters (workspace_id, year, last_value) "
-    "VALUES (:workspace_id, :year, 1) "
+    "VALUES (:_ws, :_year, 1) "
     "ON CONFLICT (workspace_id, year) "
     "DO UPDATE SET last_value = opportunity_code_counters.last_value + 1 "
     "RETURNING last_value"
-)
+).columns(last_value=Integer)
 
 
-async def next_code_number(conn: AsyncConnection, workspace_id: str, year: int) -> int:
+async def next_code_number(conn: Connection, workspace_id: str, year: int) -> int:
     """The next number of the workspace's yearly sequence, inside the caller's transaction.
 
     The upsert row-locks the counter until commit (PostgreSQL), or runs under the write
     lock (SQLite), so concurrent creates queue on it and draw distinct numbers; a rolled
     back create gives its number back, so the sequence has no gaps.
     """
-    result = await conn.execute(_NEXT_CODE, {"workspace_id": workspace_id, "year": year})
-    return int(result.scalar_one())
+    return int(await conn.fetchval(_NEXT_CODE, {"_ws": workspace_id, "_year": year}))
 
 
 _MARK_UPDATED = (
@@ -130,7 +126,7 @@ _MARK_UPDATED = (
 
 
 async def mark_updated(
-    conn: AsyncConnection, workspace_id: str, opportunity_id: str, now: datetime
+    conn: Connection, workspace_id: str, opportunity_id: str, now: datetime
 ) -> None:
     """An activity counts as a change: bump the version and updatedDate."""
     await conn.execute(_MARK_UPDATED, {"_ws": workspace_id, "_id": opportunity_id, "_now": now})
@@ -139,5 +135,5 @@ async def mark_updated(
 _INSERT_ACTIVITY = insert(opportunity_activities)
 
 
-async def insert_activity(conn: AsyncConnection, values: dict[str, Any]) -> None:
+async def insert_activity(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(_INSERT_ACTIVITY, values)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.engine import RowMapping
-
 from chatcrm.core.jsontext import aggregated, raw
 from chatcrm.core.money import money_json
 from chatcrm.core.timefmt import iso
+from chatcrm.db.database import Row
 
 
-def opportunity(row: RowMapping) -> dict[str, Any]:
+def opportunity(row: Row) -> dict[str, Any]:
     return {
         "id": row["id"],
         "opportCode": row["code"],

@@ -5,9 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from chatcrm.api.bodyrules import create_values, fields_to_update, require_valid
 from chatcrm.api.conditional import check_if_match, etag
 from chatcrm.api.errors import OpportunityNotFound, ValidationFailed
@@ -16,14 +13,14 @@ from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.jsontext import to_text
 from chatcrm.core.timefmt import utcnow
 from chatcrm.core.values import FieldError
-from chatcrm.db.engine import Database
+from chatcrm.db.database import Connection, Database, Row
 from chatcrm.opportunities import fields
 from chatcrm.opportunities import repository as repo
 from chatcrm.workspaces import repository as workspaces
 from chatcrm.workspaces.references import References
 
 
-async def get(db: Database, workspace_id: str, opportunity_id: str) -> RowMapping:
+async def get(db: Database, workspace_id: str, opportunity_id: str) -> Row:
     if not is_id(opportunity_id):
         raise OpportunityNotFound(opportunity_id)
     async with db.read() as conn:
@@ -43,9 +40,7 @@ async def _check_contact(refs: References, field: str, contact_id: str | None) -
         refs.errors.append(FieldError(field, "is not a contact of this workspace"))
 
 
-async def create(
-    db: Database, *, workspace_id: str, key_id: str, body: dict[str, Any]
-) -> RowMapping:
+async def create(db: Database, *, workspace_id: str, key_id: str, body: dict[str, Any]) -> Row:
     clean, errors = create_values(
         body,
         allowed=fields.CREATE_FIELDS,
@@ -127,7 +122,7 @@ async def update(
     opportunity_id: str,
     body: dict[str, Any],
     if_match: str | None = None,
-) -> RowMapping:
+) -> Row:
     names = fields_to_update(
         body, updatable=fields.UPDATABLE, read_only=fields.READ_ONLY, record_id=opportunity_id
     )
@@ -160,9 +155,9 @@ async def update(
 
 
 async def _changes(
-    conn: AsyncConnection,
+    conn: Connection,
     workspace_id: str,
-    current: RowMapping,
+    current: Row,
     clean: dict[str, Any],
     now: datetime,
 ) -> dict[str, Any]:

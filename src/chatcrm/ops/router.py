@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 from pydantic import BaseModel
-from sqlalchemy import text
+from sqlalchemy import literal, select
 from starlette.responses import Response
 
 from chatcrm.api import messages as m
@@ -15,6 +15,7 @@ from chatcrm.api.openapi import responses
 from chatcrm.ops import metrics
 
 router = APIRouter(tags=["operations"])
+_PING = select(literal(1).label("one"))
 
 
 class Health(BaseModel):
@@ -37,7 +38,7 @@ async def ready(db: Db) -> Response:
     """The database answers a query."""
     try:
         async with db.read() as conn:
-            await conn.execute(text("SELECT 1"))
+            await conn.fetchval(_PING)
     except Exception as exc:
         if is_unavailable(exc):
             raise ServiceUnavailable("The database is unreachable.") from exc

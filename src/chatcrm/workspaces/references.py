@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from chatcrm.api.errors import ValidationFailed
 from chatcrm.core.ids import is_id
 from chatcrm.core.values import FieldError
+from chatcrm.db.database import Connection
 from chatcrm.workspaces import repository as repo
 
 
 class References:
     """Collects every bad reference of one request, then raises them together."""
 
-    def __init__(self, conn: AsyncConnection, workspace_id: str) -> None:
+    def __init__(self, conn: Connection, workspace_id: str) -> None:
         self.conn = conn
         self.workspace_id = workspace_id
         self.errors: list[FieldError] = []

@@ -6,15 +6,49 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from sqlalchemy import bindparam, func, insert, select, update
-from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import BindParameter
 
+from chatcrm.db.database import Connection, Row
+from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import agents, segmentations, stages, tags, workspaces
+
+_WS: BindParameter[str] = bindparam("_ws")
+_ID: BindParameter[str] = bindparam("_id")
+
+_INSERT_WORKSPACE = insert(workspaces)
+_TOUCH = update(workspaces).where(workspaces.c.id == _WS).values(updated_at=bindparam("_now"))
+_GET = select(workspaces).where(workspaces.c.id == _WS)
+_STAGES = (
+    select(stages.c.id, stages.c.kind, stages.c.name, stages.c.position)
+    .where(stages.c.workspace_id == _WS)
+    .order_by(stages.c.kind, stages.c.position)
+)
+_TAG_LIST = (
+    select(tags.c.id, tags.c.name, tags.c.color)
+    .where(tags.c.workspace_id == _WS)
+    .order_by(tags.c.created_at, tags.c.id)
+)
+_SEGMENTATION_LIST = (
+    select(segmentations.c.id, segmentations.c.name)
+    .where(segmentations.c.workspace_id == _WS)
+    .order_by(segmentations.c.created_at, segmentations.c.id)
+)
+_AGENT_LIST = (
+    select(agents.c.id, agents.c.name, agents.c.email)
+    .where(agents.c.workspace_id == _WS)
+    .order_by(agents.c.created_at, agents.c.id)
+)
+_NEXT_STAGE_POSITION = select(func.coalesce(func.max(stages.c.position), 0) + 1).where(
+    stages.c.workspace_id == _WS, stages.c.kind == bindparam("_kind")
+)
+_INSERT_STAGE = insert(stages)
+_INSERT_TAG = insert(tags)
+_INSERT_SEGMENTATION = insert(segmentations)
+_INSERT_AGENT = insert(agents)
 
 
 async def insert_workspace(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     workspace_id: str,
     account_id: str,
@@ -23,75 +57,48 @@ async def insert_workspace(
     now: datetime,
 ) -> None:
     await conn.execute(
-        insert(workspaces).values(
-            id=workspace_id,
-            account_id=account_id,
-            name=name,
-            timezone=timezone,
-            created_at=now,
-            updated_at=now,
-        )
+        _INSERT_WORKSPACE,
+        {
+            "id": workspace_id,
+            "account_id": account_id,
+            "name": name,
+            "timezone": timezone,
+            "created_at": now,
+            "updated_at": now,
+        },
     )
 
 
-async def touch_workspace(conn: AsyncConnection, workspace_id: str, now: datetime) -> None:
-    await conn.execute(
-        update(workspaces).where(workspaces.c.id == workspace_id).values(updated_at=now)
-    )
+async def touch_workspace(conn: Connection, workspace_id: str, now: datetime) -> None:
+    await conn.execute(_TOUCH, {"_ws": workspace_id, "_now": now})
 
 
-async def get_workspace(conn: AsyncConnection, workspace_id: str) -> RowMapping | None:
-    result = await conn.execute(select(workspaces).where(workspaces.c.id == workspace_id))
-    return result.mappings().first()
+async def get_workspace(conn: Connection, workspace_id: str) -> Row | None:
+    return await conn.fetchrow(_GET, {"_ws": workspace_id})
 
 
-async def list_stages(conn: AsyncConnection, workspace_id: str) -> list[RowMapping]:
-    result = await conn.execute(
-        select(stages.c.id, stages.c.kind, stages.c.name, stages.c.position)
-        .where(stages.c.workspace_id == workspace_id)
-        .order_by(stages.c.kind, stages.c.position)
-    )
-    return list(result.mappings())
+async def list_stages(conn: Connection, workspace_id: str) -> list[Row]:
+    return await conn.fetch(_STAGES, {"_ws": workspace_id})
 
 
-async def list_tags(conn: AsyncConnection, workspace_id: str) -> list[RowMapping]:
-    result = await conn.execute(
-        select(tags.c.id, tags.c.name, tags.c.color)
-        .where(tags.c.workspace_id == workspace_id)
-        .order_by(tags.c.created_at, tags.c.id)
-    )
-    return list(result.mappings())
+async def list_tags(conn: Connection, workspace_id: str) -> list[Row]:
+    return await conn.fetch(_TAG_LIST, {"_ws": workspace_id})
 
 
-async def list_segmentations(conn: AsyncConnection, workspace_id: str) -> list[RowMapping]:
-    result = await conn.execute(
-        select(segmentations.c.id, segmentations.c.name)
-        .where(segmentations.c.workspace_id == workspace_id)
-        .order_by(segmentations.c.created_at, segmentations.c.id)
-    )
-    return list(result.mappings())
+async def list_segmentations(conn: Connection, workspace_id: str) -> list[Row]:
+    return await conn.fetch(_SEGMENTATION_LIST, {"_ws": workspace_id})
 
 
-async def list_agents(conn: AsyncConnection, workspace_id: str) -> list[RowMapping]:
-    result = await conn.execute(
-        select(agents.c.id, agents.c.name, agents.c.email)
-        .where(agents.c.workspace_id == workspace_id)
-        .order_by(agents.c.created_at, agents.c.id)
-    )
-    return list(result.mappings())
+async def list_agents(conn: Connection, workspace_id: str) -> list[Row]:
+    return await conn.fetch(_AGENT_LIST, {"_ws": workspace_id})
 
 
-async def next_stage_position(conn: AsyncConnection, workspace_id: str, kind: str) -> int:
-    result = await conn.execute(
-        select(func.coalesce(func.max(stages.c.position), 0) + 1).where(
-            stages.c.workspace_id == workspace_id, stages.c.kind == kind
-        )
-    )
-    return int(result.scalar_one())
+async def next_stage_position(conn: Connection, workspace_id: str, kind: str) -> int:
+    return int(await conn.fetchval(_NEXT_STAGE_POSITION, {"_ws": workspace_id, "_kind": kind}))
 
 
 async def insert_stage(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     workspace_id: str,
     stage_id: str,
@@ -101,19 +108,20 @@ async def insert_stage(
     now: datetime,
 ) -> None:
     await conn.execute(
-        insert(stages).values(
-            workspace_id=workspace_id,
-            id=stage_id,
-            kind=kind,
-            name=name,
-            position=position,
-            created_at=now,
-        )
+        _INSERT_STAGE,
+        {
+            "workspace_id": workspace_id,
+            "id": stage_id,
+            "kind": kind,
+            "name": name,
+            "position": position,
+            "created_at": now,
+        },
     )
 
 
 async def insert_tag(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     workspace_id: str,
     tag_id: str,
@@ -122,24 +130,28 @@ async def insert_tag(
     now: datetime,
 ) -> None:
     await conn.execute(
-        insert(tags).values(
-            workspace_id=workspace_id, id=tag_id, name=name, color=color, created_at=now
-        )
+        _INSERT_TAG,
+        {
+            "workspace_id": workspace_id,
+            "id": tag_id,
+            "name": name,
+            "color": color,
+            "created_at": now,
+        },
     )
 
 
 async def insert_segmentation(
-    conn: AsyncConnection, *, workspace_id: str, segmentation_id: str, name: str, now: datetime
+    conn: Connection, *, workspace_id: str, segmentation_id: str, name: str, now: datetime
 ) -> None:
     await conn.execute(
-        insert(segmentations).values(
-            workspace_id=workspace_id, id=segmentation_id, name=name, created_at=now
-        )
+        _INSERT_SEGMENTATION,
+        {"workspace_id": workspace_id, "id": segmentation_id, "name": name, "created_at": now},
     )
 
 
 async def insert_agent(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     workspace_id: str,
     agent_id: str,
@@ -148,16 +160,19 @@ async def insert_agent(
     now: datetime,
 ) -> None:
     await conn.execute(
-        insert(agents).values(
-            workspace_id=workspace_id, id=agent_id, name=name, email=email, created_at=now
-        )
+        _INSERT_AGENT,
+        {
+            "workspace_id": workspace_id,
+            "id": agent_id,
+            "name": name,
+            "email": email,
+            "created_at": now,
+        },
     )
 
 
-# --- reference checks used by contacts and opportunities (prebuilt: hot paths) ---------------
+# --- reference checks used by contacts and opportunities ---------------------------------
 
-_WS: BindParameter[str] = bindparam("_ws")
-_ID: BindParameter[str] = bindparam("_id")
 _STAGE_KIND = select(stages.c.kind).where(stages.c.workspace_id == _WS, stages.c.id == _ID)
 _FIRST_STAGE = (
     select(stages.c.id)
@@ -169,38 +184,38 @@ _AGENT = select(agents.c.id).where(agents.c.workspace_id == _WS, agents.c.id == 
 _SEGMENTATION = select(segmentations.c.id).where(
     segmentations.c.workspace_id == _WS, segmentations.c.id == _ID
 )
-_TAGS = select(tags.c.id).where(
-    tags.c.workspace_id == _WS, tags.c.id.in_(bindparam("_ids", expanding=True))
-)
+_TAGS = {
+    dialect: select(tags.c.id).where(
+        tags.c.workspace_id == _WS, in_id_list(tags.c.id, "_ids", dialect)
+    )
+    for dialect in ("postgresql", "sqlite")
+}
 
 
-async def stage_kind(conn: AsyncConnection, workspace_id: str, stage_id: str) -> str | None:
-    result = await conn.execute(_STAGE_KIND, {"_ws": workspace_id, "_id": stage_id})
-    return result.scalar_one_or_none()
+async def stage_kind(conn: Connection, workspace_id: str, stage_id: str) -> str | None:
+    value: str | None = await conn.fetchval(_STAGE_KIND, {"_ws": workspace_id, "_id": stage_id})
+    return value
 
 
-async def first_stage(conn: AsyncConnection, workspace_id: str, kind: str) -> str | None:
-    result = await conn.execute(_FIRST_STAGE, {"_ws": workspace_id, "_kind": kind})
-    return result.scalar_one_or_none()
+async def first_stage(conn: Connection, workspace_id: str, kind: str) -> str | None:
+    value: str | None = await conn.fetchval(_FIRST_STAGE, {"_ws": workspace_id, "_kind": kind})
+    return value
 
 
-async def agent_exists(conn: AsyncConnection, workspace_id: str, agent_id: str) -> bool:
-    result = await conn.execute(_AGENT, {"_ws": workspace_id, "_id": agent_id})
-    return result.first() is not None
+async def agent_exists(conn: Connection, workspace_id: str, agent_id: str) -> bool:
+    return await conn.fetchrow(_AGENT, {"_ws": workspace_id, "_id": agent_id}) is not None
 
 
-async def segmentation_exists(
-    conn: AsyncConnection, workspace_id: str, segmentation_id: str
-) -> bool:
-    result = await conn.execute(_SEGMENTATION, {"_ws": workspace_id, "_id": segmentation_id})
-    return result.first() is not None
+async def segmentation_exists(conn: Connection, workspace_id: str, segmentation_id: str) -> bool:
+    row = await conn.fetchrow(_SEGMENTATION, {"_ws": workspace_id, "_id": segmentation_id})
+    return row is not None
 
 
-async def existing_tags(
-    conn: AsyncConnection, workspace_id: str, tag_ids: Iterable[str]
-) -> set[str]:
+async def existing_tags(conn: Connection, workspace_id: str, tag_ids: Iterable[str]) -> set[str]:
     wanted = list(tag_ids)
     if not wanted:
         return set()
-    result = await conn.execute(_TAGS, {"_ws": workspace_id, "_ids": wanted})
-    return set(result.scalars())
+    rows = await conn.fetch(
+        _TAGS[conn.dialect], {"_ws": workspace_id, "_ids": id_list(wanted, conn.dialect)}
+    )
+    return {row["id"] for row in rows}

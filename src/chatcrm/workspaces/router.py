@@ -7,7 +7,6 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel
-from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.responses import Response
 
 from chatcrm.api import messages as m
@@ -15,6 +14,7 @@ from chatcrm.api.body import read_json_object
 from chatcrm.api.deps import Caller, Db, WorkspaceHeader, check_body_workspace, select_workspace
 from chatcrm.api.envelope import ok
 from chatcrm.api.openapi import json_body, responses
+from chatcrm.db.database import Connection
 from chatcrm.workspaces import schemas, service
 
 router = APIRouter(tags=["workspaces"])
@@ -46,9 +46,15 @@ async def get_workspace(
     responses=responses(schemas.Workspace, 400, 401, 413, 415, 422),
     openapi_extra=json_body(schemas.WorkspaceCreateBody),
 )
-async def create_workspace(request: Request, caller: Caller, db: Db) -> Response:
+async def create_workspace(
+    request: Request, caller: Caller, db: Db, x_workspace_id: WorkspaceHeader = None
+) -> Response:
     body = await read_json_object(request)
-    name, timezone = service.workspace_values(body)
+    if x_workspace_id or body.get("workspaceId") is not None:
+        # Not needed here (the new workspace belongs to the key's account), but a workspace
+        # named must be one the key may use, as everywhere: never silently ignored.
+        await select_workspace(request, caller, header=x_workspace_id, body=body)
+    name, timezone = service.workspace_values({k: v for k, v in body.items() if k != "workspaceId"})
     async with db.write() as conn:
         workspace_id = await service.create_workspace(
             conn, account_id=caller.account_id, name=name, timezone=timezone
@@ -57,7 +63,7 @@ async def create_workspace(request: Request, caller: Caller, db: Db) -> Response
     return ok(m.WORKSPACE_CREATED, view)
 
 
-AddItem = Callable[[AsyncConnection, str, dict[str, Any]], Awaitable[dict[str, Any]]]
+AddItem = Callable[[Connection, str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 def _setup_route(

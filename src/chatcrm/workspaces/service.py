@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from chatcrm.api.bodyrules import create_values, require_valid
 from chatcrm.api.errors import NotFound
 from chatcrm.core import values as v
 from chatcrm.core.ids import new_id
 from chatcrm.core.timefmt import iso, utcnow
 from chatcrm.core.values import FieldError
+from chatcrm.db.database import Connection
 from chatcrm.workspaces import repository as repo
 
 DEFAULT_CONTACT_STAGES = ("New", "In progress", "Follow-up", "Closed")
@@ -30,7 +29,7 @@ def timezone_name(field: str, value: object) -> str:
 
 
 async def create_workspace(
-    conn: AsyncConnection, *, account_id: str, name: str, timezone: str = "UTC"
+    conn: Connection, *, account_id: str, name: str, timezone: str = "UTC"
 ) -> str:
     """A new workspace of the account, with the default contact and opportunity stages."""
     workspace_id = new_id()
@@ -60,7 +59,7 @@ async def create_workspace(
     return workspace_id
 
 
-async def workspace_view(conn: AsyncConnection, workspace_id: str) -> dict[str, Any]:
+async def workspace_view(conn: Connection, workspace_id: str) -> dict[str, Any]:
     row = await repo.get_workspace(conn, workspace_id)
     if row is None:  # access was checked before, so this is a workspace deleted meanwhile
         raise NotFound(f"No workspace with id '{workspace_id}'.")
@@ -113,9 +112,7 @@ def _agent_email(field: str, value: object) -> str:
     return email
 
 
-async def add_stage(
-    conn: AsyncConnection, workspace_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+async def add_stage(conn: Connection, workspace_id: str, body: dict[str, Any]) -> dict[str, Any]:
     clean, errors = create_values(
         body,
         allowed=frozenset({"kind", "name"}),
@@ -139,7 +136,7 @@ async def add_stage(
     return {"id": stage_id, "name": clean["name"], "order": position}
 
 
-async def add_tag(conn: AsyncConnection, workspace_id: str, body: dict[str, Any]) -> dict[str, Any]:
+async def add_tag(conn: Connection, workspace_id: str, body: dict[str, Any]) -> dict[str, Any]:
     clean, errors = create_values(
         body,
         allowed=frozenset({"name", "color"}),
@@ -158,7 +155,7 @@ async def add_tag(conn: AsyncConnection, workspace_id: str, body: dict[str, Any]
 
 
 async def add_segmentation(
-    conn: AsyncConnection, workspace_id: str, body: dict[str, Any]
+    conn: Connection, workspace_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
     clean, errors = create_values(
         body, allowed=frozenset({"name"}), required=("name",), validators={"name": _name}
@@ -177,9 +174,7 @@ async def add_segmentation(
     return {"id": segmentation_id, "name": clean["name"]}
 
 
-async def add_agent(
-    conn: AsyncConnection, workspace_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+async def add_agent(conn: Connection, workspace_id: str, body: dict[str, Any]) -> dict[str, Any]:
     clean, errors = create_values(
         body,
         allowed=frozenset({"name", "email"}),

@@ -1,0 +1,57 @@
+"""Driver errors, translated once, so services and handlers need not know the driver."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+import asyncpg
+
+
+class DatabaseError(Exception):
+    """Base of the errors below."""
+
+
+class IntegrityViolation(DatabaseError):
+    """A unique or foreign-key constraint refused the change."""
+
+
+class UniqueViolation(IntegrityViolation):
+    pass
+
+
+class DataProblem(DatabaseError):
+    """The database refused a value (out of range, bad encoding)."""
+
+
+class Unavailable(DatabaseError):
+    """The database cannot be reached or used right now; retrying later may work."""
+
+
+def translate(exc: BaseException) -> BaseException:
+    """Our error for a driver's, or the original when it is not a database condition."""
+    if isinstance(exc, DatabaseError):
+        return exc
+    if isinstance(exc, asyncpg.UniqueViolationError):
+        return UniqueViolation(str(exc))
+    if isinstance(exc, asyncpg.IntegrityConstraintViolationError):
+        return IntegrityViolation(str(exc))
+    if isinstance(exc, asyncpg.DataError):
+        return DataProblem(type(exc).__name__)
+    if isinstance(exc, sqlite3.IntegrityError):
+        return UniqueViolation(str(exc)) if "UNIQUE" in str(exc) else IntegrityViolation(str(exc))
+    if isinstance(
+        exc,
+        asyncpg.PostgresConnectionError
+        | asyncpg.InterfaceError
+        | asyncpg.CannotConnectNowError
+        | asyncpg.TooManyConnectionsError
+        | asyncpg.AdminShutdownError
+        | asyncpg.QueryCanceledError
+        | sqlite3.OperationalError
+        | ConnectionError
+        | OSError
+        | asyncio.TimeoutError,
+    ):
+        return Unavailable(f"{type(exc).__name__}: {exc}")
+    return exc
