@@ -366,7 +366,20 @@ def test_openapi_document_is_served(http: TestClient) -> None:
     assert document["openapi"].startswith("3.")
     assert document["info"]["title"] == "chatcrm"
     assert "/api/contact" in document["paths"]
-    assert document["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    bearer = {
+        name
+        for name, scheme in document["components"]["securitySchemes"].items()
+        if scheme["type"] == "http" and scheme["scheme"] == "bearer"
+    }
+    assert bearer
+    # Every /api operation asks for the key; the operations endpoints do not.
+    for path, operations in document["paths"].items():
+        for operation in operations.values():
+            names = {n for requirement in operation.get("security") or [] for n in requirement}
+            if path.startswith("/api"):
+                assert names and names <= bearer, (path, operation.get("security"))
+            else:
+                assert not names, path
     operation_ids = [
         operation["operationId"]
         for operations in document["paths"].values()

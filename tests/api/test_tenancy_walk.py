@@ -928,11 +928,7 @@ def test_a_second_workspace_of_the_account_cannot_reach_the_first(
     assert snapshot(world) == before
 
 
-BODY_ROUTES = [
-    (method, path)
-    for method, path in CASES
-    if method in ("POST", "PUT") and path != "/api/workspace"
-]
+BODY_ROUTES = [(method, path) for method, path in CASES if method in ("POST", "PUT")]
 
 
 @pytest.mark.parametrize("route", BODY_ROUTES, ids=[f"{m} {p}" for m, p in BODY_ROUTES])

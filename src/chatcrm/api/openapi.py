@@ -100,7 +100,71 @@ def install(app: FastAPI) -> None:
                 for def_name, definition in body_schema.pop("$defs", {}).items():
                     components.setdefault(def_name, definition)
                 components[name] = body_schema
+            schema["components"]["securitySchemes"] = {
+                "apiKey": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "An API key: `Authorization: Bearer ccrm_…`",
+                }
+            }
+            for path, operations in schema.get("paths", {}).items():
+                if path.startswith("/api/"):
+                    for spec in operations.values():
+                        spec["security"] = [{"apiKey": []}]
             app.openapi_schema = schema
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+# --- parameters read by hand in the routes (see api/deps.py), documented here --------------
+
+
+def header_param(name: str, description: str, *, required: bool = False) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "header",
+        "required": required,
+        "description": description,
+        "schema": {"type": "string"},
+    }
+
+
+def query_param(
+    name: str,
+    description: str,
+    *,
+    required: bool = False,
+    schema: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": required,
+        "description": description,
+        "schema": schema or {"type": "string"},
+    }
+
+
+WORKSPACE_HEADER = header_param("x-workspace-id", "The workspace the request acts in.")
+IF_MATCH = header_param("If-Match", "Apply the change only to this version (its ETag).")
+IDEMPOTENCY_KEY = header_param(
+    "Idempotency-Key", "Retry-safe POST: the first answer is stored 24 h and replayed."
+)
+WORKSPACE_QUERY = query_param("workspaceId", "The workspace (or send x-workspace-id).")
+PAGE_PARAMS = [
+    query_param("continuationToken", "From the previous page; omit for the first page."),
+    query_param(
+        "pageSize",
+        "1 to 100 (default 20).",
+        schema={"type": "integer", "minimum": 1, "maximum": 100},
+    ),
+]
+
+
+def operation(*params: dict[str, Any], body: type[BaseModel] | None = None) -> dict[str, Any]:
+    """`openapi_extra` of an operation: its hand-read parameters and its JSON body."""
+    extra: dict[str, Any] = {"parameters": list(params)} if params else {}
+    if body is not None:
+        extra.update(json_body(body))
+    return extra

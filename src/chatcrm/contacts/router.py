@@ -4,25 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter
 from starlette.responses import Response
 
 from chatcrm.api import messages as m
 from chatcrm.api import params
 from chatcrm.api.body import read_json_object
 from chatcrm.api.conditional import etag
-from chatcrm.api.deps import (
-    Caller,
-    Codec,
-    Db,
-    IfMatch,
-    WorkspaceHeader,
-    check_body_workspace,
-    require_query,
-    select_workspace,
-)
+from chatcrm.api.deps import Caller, check_body_workspace
 from chatcrm.api.envelope import ok
-from chatcrm.api.openapi import json_body, responses
+from chatcrm.api.openapi import (
+    IDEMPOTENCY_KEY,
+    IF_MATCH,
+    PAGE_PARAMS,
+    WORKSPACE_HEADER,
+    WORKSPACE_QUERY,
+    operation,
+    query_param,
+    responses,
+)
 from chatcrm.contacts import listing, removal, service
 from chatcrm.contacts.schemas import (
     ContactActivityBody,
@@ -40,7 +40,14 @@ from chatcrm.db.database import Row
 
 router = APIRouter(tags=["contacts"])
 
-_WS_QUERY = Query(default=None, description="The workspace (or send x-workspace-id).")
+_FILTERS = [
+    query_param("q", "Substring of name, lastname, email, or phone digits."),
+    query_param("stageId", "Only contacts in this stage."),
+    query_param("assignedAgentId", "Only contacts assigned to this agent."),
+    query_param("tag", "Only contacts with this tag id."),
+    query_param("isSolved", "true or false.", schema={"type": "boolean"}),
+    query_param("updatedSince", "ISO 8601: changed at or after.", schema={"format": "date-time"}),
+]
 
 
 @router.get(
@@ -48,40 +55,27 @@ _WS_QUERY = Query(default=None, description="The workspace (or send x-workspace-
     operation_id="listContacts",
     summary="List contacts (newest first)",
     responses=responses(ContactPage, 400, 401, 403, 422),
+    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE_PARAMS, *_FILTERS),
 )
-async def list_contacts(
-    request: Request,
-    caller: Caller,
-    db: Db,
-    codec: Codec,
-    x_workspace_id: WorkspaceHeader = None,
-    workspaceId: str | None = _WS_QUERY,
-    continuationToken: str | None = Query(default=None),
-    pageSize: str | None = Query(default=None, description="1 to 100; default 20."),
-    q: str | None = Query(default=None, description="In name, lastname, email or phone."),
-    stageId: str | None = Query(default=None),
-    assignedAgentId: str | None = Query(default=None),
-    tag: str | None = Query(default=None, description="A tag id."),
-    isSolved: str | None = Query(default=None, description="true or false."),
-    updatedSince: str | None = Query(default=None, description="ISO 8601 date-time."),
-) -> Response:
-    params.reject_unknown(request, listing.LIST_PARAMS)
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
+async def list_contacts(call: Caller) -> Response:
+    params.reject_unknown(call.request, listing.LIST_PARAMS)
+    workspace_id = await call.workspace()
+    q = call.query
     filters = listing.ContactFilters(
-        q=params.text_param(q),
-        stage_id=params.text_param(stageId),
-        assigned_agent_id=params.text_param(assignedAgentId),
-        tag=params.text_param(tag),
-        is_solved=params.bool_param("isSolved", isSolved),
-        updated_since=params.timestamp_param("updatedSince", updatedSince),
+        q=params.text_param(q("q")),
+        stage_id=params.text_param(q("stageId")),
+        assigned_agent_id=params.text_param(q("assignedAgentId")),
+        tag=params.text_param(q("tag")),
+        is_solved=params.bool_param("isSolved", q("isSolved")),
+        updated_since=params.timestamp_param("updatedSince", q("updatedSince")),
     )
     rows, token = await listing.list_page(
-        db,
-        codec,
+        call.db,
+        await call.codec(),
         workspace_id=workspace_id,
         filters=filters,
-        token=params.text_param(continuationToken),
-        size=params.page_size(pageSize),
+        token=params.text_param(q("continuationToken")),
+        size=params.page_size(q("pageSize")),
     )
     return ok(
         m.LIST_PAGE_OBTAINED,
@@ -105,18 +99,16 @@ def _search_result(rows: list[Row]) -> dict[str, Any]:
     operation_id="searchContactByEmail",
     summary="Get contact by email (case-insensitive)",
     responses=responses(ContactById, 400, 401, 403, 422),
+    openapi_extra=operation(
+        WORKSPACE_HEADER,
+        WORKSPACE_QUERY,
+        query_param("email", "The address to look for.", required=True),
+    ),
 )
-async def search_by_email(
-    request: Request,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-    email: str | None = Query(default=None, description="Required."),
-    workspaceId: str | None = _WS_QUERY,
-) -> Response:
-    params.reject_unknown(request, ("email", "workspaceId"))
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
-    rows = await listing.search_by_email(db, workspace_id, require_query("email", email))
+async def search_by_email(call: Caller) -> Response:
+    params.reject_unknown(call.request, ("email", "workspaceId"))
+    workspace_id = await call.workspace()
+    rows = await listing.search_by_email(call.db, workspace_id, call.required_query("email"))
     return ok(m.LIST_OBTAINED, _search_result(rows))
 
 
@@ -125,19 +117,17 @@ async def search_by_email(
     operation_id="searchContactByCellphone",
     summary="Get contact by phone (WhatsApp number or sender phone)",
     responses=responses(ContactById, 400, 401, 403, 422),
+    openapi_extra=operation(
+        WORKSPACE_HEADER,
+        WORKSPACE_QUERY,
+        query_param("cellphone", "The number, any formatting.", required=True),
+    ),
 )
-async def search_by_cellphone(
-    request: Request,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-    cellphone: str | None = Query(default=None, description="Required; any formatting."),
-    workspaceId: str | None = _WS_QUERY,
-) -> Response:
-    params.reject_unknown(request, ("cellphone", "workspaceId"))
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
+async def search_by_cellphone(call: Caller) -> Response:
+    params.reject_unknown(call.request, ("cellphone", "workspaceId"))
+    workspace_id = await call.workspace()
     rows = await listing.search_by_cellphone(
-        db, workspace_id, require_query("cellphone", cellphone)
+        call.db, workspace_id, call.required_query("cellphone")
     )
     return ok(m.LIST_OBTAINED, _search_result(rows))
 
@@ -146,19 +136,14 @@ async def search_by_cellphone(
     "/api/contact/delete-batch",
     operation_id="deleteContacts",
     summary="Delete contacts (soft, at most 500)",
-    responses=responses(DeleteBatchResult, 400, 401, 403, 413, 415, 422),
-    openapi_extra=json_body(DeleteBatchBody),
+    responses=responses(DeleteBatchResult, 400, 401, 403, 409, 413, 415, 422),
+    openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=DeleteBatchBody),
 )
-async def delete_contacts(
-    request: Request,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-) -> Response:
-    body = await read_json_object(request)
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, body=body)
+async def delete_contacts(call: Caller) -> Response:
+    body = await read_json_object(call.request)
+    workspace_id = await call.workspace(query=False, body=body)
     result = await removal.delete_batch(
-        db, workspace_id=workspace_id, key_id=caller.key_id, body=body
+        call.db, workspace_id=workspace_id, key_id=call.key_id, body=body
     )
     return ok(m.CONTACTS_DELETED, result)
 
@@ -168,17 +153,11 @@ async def delete_contacts(
     operation_id="getContactById",
     summary="Get contact by contact ID",
     responses=responses(ContactById, 401, 403, 404),
+    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY),
 )
-async def get_contact(
-    request: Request,
-    contactId: str,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-    workspaceId: str | None = Query(default=None),
-) -> Response:
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
-    row = await service.get(db, workspace_id, contactId)
+async def get_contact(contactId: str, call: Caller) -> Response:
+    workspace_id = await call.workspace()
+    row = await service.get(call.db, workspace_id, contactId)
     return ok(
         m.LIST_OBTAINED,
         {"contactId": contactId, "data": [contact_read(row)]},
@@ -191,30 +170,25 @@ async def get_contact(
     operation_id="updateContact",
     summary="Update Contact",
     responses=responses(ContactWritten, 400, 401, 403, 404, 409, 412, 413, 415, 422),
-    openapi_extra=json_body(ContactUpdateBody),
+    openapi_extra=operation(
+        WORKSPACE_HEADER,
+        IF_MATCH,
+        query_param("id", "The contact id.", required=True),
+        query_param("workspaceId", "Equal to the header.", required=True),
+        body=ContactUpdateBody,
+    ),
 )
-async def update_contact(
-    request: Request,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-    if_match: IfMatch = None,
-    id: str | None = Query(default=None, description="The contact id (required)."),
-    workspaceId: str | None = Query(default=None, description="Required; equal to the header."),
-) -> Response:
-    workspace_id = await select_workspace(
-        request,
-        caller,
-        header=x_workspace_id,
-        query=workspaceId,
-        header_required=True,
-        query_required=True,
-    )
-    contact_id = require_query("id", id)
-    body = await read_json_object(request)
+async def update_contact(call: Caller) -> Response:
+    workspace_id = await call.workspace(header_required=True, query_required=True)
+    contact_id = call.required_query("id")
+    body = await read_json_object(call.request)
     check_body_workspace(body, workspace_id)
     row = await service.update(
-        db, workspace_id=workspace_id, contact_id=contact_id, body=body, if_match=if_match
+        call.db,
+        workspace_id=workspace_id,
+        contact_id=contact_id,
+        body=body,
+        if_match=call.header("if-match"),
     )
     return ok(
         m.CONTACT_UPDATED,
@@ -228,17 +202,12 @@ async def update_contact(
     operation_id="createContact",
     summary="Create Contact",
     responses=responses(ContactWritten, 400, 401, 403, 409, 413, 415, 422),
-    openapi_extra=json_body(ContactCreateBody),
+    openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=ContactCreateBody),
 )
-async def create_contact(
-    request: Request,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-) -> Response:
-    body = await read_json_object(request)
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, body=body)
-    row = await service.create(db, workspace_id=workspace_id, body=body)
+async def create_contact(call: Caller) -> Response:
+    body = await read_json_object(call.request)
+    workspace_id = await call.workspace(query=False, body=body)
+    row = await service.create(call.db, workspace_id=workspace_id, body=body)
     return ok(
         m.CONTACT_CREATED,
         {"id": row["id"], "contact": contact_full(row)},
@@ -250,20 +219,14 @@ async def create_contact(
     "/api/contact/{contactId}/activities",
     operation_id="createContactActivity",
     summary="Record a contact activity",
-    responses=responses(None, 400, 401, 403, 404, 413, 415, 422),
-    openapi_extra=json_body(ContactActivityBody),
+    responses=responses(None, 400, 401, 403, 404, 409, 413, 415, 422),
+    openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=ContactActivityBody),
 )
-async def create_contact_activity(
-    request: Request,
-    contactId: str,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-) -> Response:
-    body = await read_json_object(request)
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, body=body)
+async def create_contact_activity(contactId: str, call: Caller) -> Response:
+    body = await read_json_object(call.request)
+    workspace_id = await call.workspace(query=False, body=body)
     await removal.add_activity(
-        db, workspace_id=workspace_id, contact_id=contactId, key_id=caller.key_id, body=body
+        call.db, workspace_id=workspace_id, contact_id=contactId, key_id=call.key_id, body=body
     )
     return ok(m.ACTIVITY_RECORDED, None)
 
@@ -273,27 +236,18 @@ async def create_contact_activity(
     operation_id="listContactActivities",
     summary="A contact's activities (oldest first)",
     responses=responses(ContactActivityPage, 400, 401, 403, 404, 422),
+    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE_PARAMS),
 )
-async def list_contact_activities(
-    request: Request,
-    contactId: str,
-    caller: Caller,
-    db: Db,
-    codec: Codec,
-    x_workspace_id: WorkspaceHeader = None,
-    workspaceId: str | None = _WS_QUERY,
-    continuationToken: str | None = Query(default=None),
-    pageSize: str | None = Query(default=None, description="1 to 100; default 20."),
-) -> Response:
-    params.reject_unknown(request, ("workspaceId", "continuationToken", "pageSize"))
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
+async def list_contact_activities(contactId: str, call: Caller) -> Response:
+    params.reject_unknown(call.request, ("workspaceId", "continuationToken", "pageSize"))
+    workspace_id = await call.workspace()
     rows, token = await removal.list_activities(
-        db,
-        codec,
+        call.db,
+        await call.codec(),
         workspace_id=workspace_id,
         contact_id=contactId,
-        token=params.text_param(continuationToken),
-        size=params.page_size(pageSize),
+        token=params.text_param(call.query("continuationToken")),
+        size=params.page_size(call.query("pageSize")),
     )
     return ok(
         m.ACTIVITIES_OBTAINED,

@@ -218,6 +218,7 @@ class Database:
                         timeout=s.db_connect_timeout,
                         command_timeout=s.db_statement_timeout,
                         statement_cache_size=1024,
+                        reset=_keep_session,
                         server_settings={"application_name": "chatcrm"},
                     )
         return self._pg
@@ -326,6 +327,12 @@ class Database:
         else:
             await self._readers.close()
             await self._writers.close()
+
+
+async def _keep_session(_: asyncpg.Connection) -> None:
+    """Replaces asyncpg's reset query on release (one round trip per request): we never
+    change session state (no SET, LISTEN, cursors or session-level locks), and asyncpg
+    still rolls back any transaction left open."""
 
 
 async def _quietly(awaitable: Any) -> None:

@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter
 from starlette.responses import Response
 
 from chatcrm.api import messages as m
 from chatcrm.api import params
 from chatcrm.api.body import read_json_object
 from chatcrm.api.conditional import etag
-from chatcrm.api.deps import (
-    Caller,
-    Codec,
-    Db,
-    IfMatch,
-    WorkspaceHeader,
-    check_body_workspace,
-    require_query,
-    select_workspace,
-)
+from chatcrm.api.deps import Caller, check_body_workspace
 from chatcrm.api.envelope import ok
-from chatcrm.api.openapi import json_body, responses
+from chatcrm.api.openapi import (
+    IDEMPOTENCY_KEY,
+    IF_MATCH,
+    PAGE_PARAMS,
+    WORKSPACE_HEADER,
+    WORKSPACE_QUERY,
+    operation,
+    query_param,
+    responses,
+)
 from chatcrm.opportunities import fields, listing, service
 from chatcrm.opportunities.schemas import (
     OpportunityActivityBody,
@@ -36,35 +36,42 @@ from chatcrm.opportunities.serialize import opportunity
 
 router = APIRouter(tags=["opportunities"])
 
+_FILTERS = [
+    query_param("q", "Substring of name, description or opportCode."),
+    query_param("stageId", "Only opportunities in this stage."),
+    query_param("assignedAgentId", "Only opportunities assigned to this agent."),
+    query_param("contactId", "Only opportunities of this contact."),
+    query_param(
+        "winLossStatus", "0 open, 1 won, 2 lost.", schema={"type": "integer", "enum": [0, 1, 2]}
+    ),
+    query_param("updatedSince", "ISO 8601: changed at or after.", schema={"format": "date-time"}),
+]
+
 
 @router.put(
     "/api/opportunity",
     operation_id="updateOpportunity",
     summary="Update Opportunity",
     responses=responses(OpportunityUpdated, 400, 401, 403, 404, 412, 413, 415, 422),
-    openapi_extra=json_body(OpportunityUpdateBody),
+    openapi_extra=operation(
+        WORKSPACE_HEADER,
+        IF_MATCH,
+        query_param("id", "The opportunity id.", required=True),
+        query_param("workspaceId", "Optional; equal to the header."),
+        body=OpportunityUpdateBody,
+    ),
 )
-async def update_opportunity(
-    request: Request,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-    if_match: IfMatch = None,
-    id: str | None = Query(default=None, description="The opportunity id (required)."),
-    workspaceId: str | None = Query(default=None, description="Optional; equal to the header."),
-) -> Response:
-    workspace_id = await select_workspace(
-        request, caller, header=x_workspace_id, query=workspaceId, header_required=True
-    )
-    opportunity_id = require_query("id", id)
-    body = await read_json_object(request)
+async def update_opportunity(call: Caller) -> Response:
+    workspace_id = await call.workspace(header_required=True)
+    opportunity_id = call.required_query("id")
+    body = await read_json_object(call.request)
     check_body_workspace(body, workspace_id)
     row = await service.update(
-        db,
+        call.db,
         workspace_id=workspace_id,
         opportunity_id=opportunity_id,
         body=body,
-        if_match=if_match,
+        if_match=call.header("if-match"),
     )
     return ok(
         m.OPPORTUNITY_UPDATED,
@@ -77,18 +84,13 @@ async def update_opportunity(
     "/api/opportunity",
     operation_id="createOpportunity",
     summary="Create Opportunity",
-    responses=responses(OpportunityCreated, 400, 401, 403, 413, 415, 422),
-    openapi_extra=json_body(OpportunityCreateBody),
+    responses=responses(OpportunityCreated, 400, 401, 403, 409, 413, 415, 422),
+    openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=OpportunityCreateBody),
 )
-async def create_opportunity(
-    request: Request,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-) -> Response:
-    body = await read_json_object(request)
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, body=body)
-    row = await service.create(db, workspace_id=workspace_id, key_id=caller.key_id, body=body)
+async def create_opportunity(call: Caller) -> Response:
+    body = await read_json_object(call.request)
+    workspace_id = await call.workspace(query=False, body=body)
+    row = await service.create(call.db, workspace_id=workspace_id, key_id=call.key_id, body=body)
     return ok(
         m.OPPORTUNITY_CREATED,
         {"id": row["id"], "opportunity": opportunity(row)},
@@ -96,48 +98,34 @@ async def create_opportunity(
     )
 
 
-_WS_QUERY = Query(default=None, description="The workspace (or send x-workspace-id).")
-
-
 @router.get(
     "/api/opportunity",
     operation_id="listOpportunities",
     summary="List opportunities (newest first)",
     responses=responses(OpportunityPage, 400, 401, 403, 422),
+    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE_PARAMS, *_FILTERS),
 )
-async def list_opportunities(
-    request: Request,
-    caller: Caller,
-    db: Db,
-    codec: Codec,
-    x_workspace_id: WorkspaceHeader = None,
-    workspaceId: str | None = _WS_QUERY,
-    continuationToken: str | None = Query(default=None),
-    pageSize: str | None = Query(default=None, description="1 to 100; default 20."),
-    q: str | None = Query(default=None, description="In name, description or code."),
-    stageId: str | None = Query(default=None),
-    assignedAgentId: str | None = Query(default=None),
-    contactId: str | None = Query(default=None),
-    winLossStatus: str | None = Query(default=None, description="0 open, 1 won, 2 lost."),
-    updatedSince: str | None = Query(default=None, description="ISO 8601 date-time."),
-) -> Response:
-    params.reject_unknown(request, listing.LIST_PARAMS)
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
+async def list_opportunities(call: Caller) -> Response:
+    params.reject_unknown(call.request, listing.LIST_PARAMS)
+    workspace_id = await call.workspace()
+    q = call.query
     filters = listing.OpportunityFilters(
-        q=params.text_param(q),
-        stage_id=params.text_param(stageId),
-        assigned_agent_id=params.text_param(assignedAgentId),
-        contact_id=params.text_param(contactId),
-        win_loss_status=params.int_choice_param("winLossStatus", winLossStatus, fields.WIN_LOSS),
-        updated_since=params.timestamp_param("updatedSince", updatedSince),
+        q=params.text_param(q("q")),
+        stage_id=params.text_param(q("stageId")),
+        assigned_agent_id=params.text_param(q("assignedAgentId")),
+        contact_id=params.text_param(q("contactId")),
+        win_loss_status=params.int_choice_param(
+            "winLossStatus", q("winLossStatus"), fields.WIN_LOSS
+        ),
+        updated_since=params.timestamp_param("updatedSince", q("updatedSince")),
     )
     rows, token = await listing.list_page(
-        db,
-        codec,
+        call.db,
+        await call.codec(),
         workspace_id=workspace_id,
         filters=filters,
-        token=params.text_param(continuationToken),
-        size=params.page_size(pageSize),
+        token=params.text_param(q("continuationToken")),
+        size=params.page_size(q("pageSize")),
     )
     return ok(
         m.LIST_PAGE_OBTAINED,
@@ -154,17 +142,11 @@ async def list_opportunities(
     operation_id="getOpportunity",
     summary="Get opportunity",
     responses=responses(OpportunityById, 401, 403, 404),
+    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY),
 )
-async def get_opportunity(
-    request: Request,
-    opportunityId: str,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-    workspaceId: str | None = _WS_QUERY,
-) -> Response:
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
-    row = await service.get(db, workspace_id, opportunityId)
+async def get_opportunity(opportunityId: str, call: Caller) -> Response:
+    workspace_id = await call.workspace()
+    row = await service.get(call.db, workspace_id, opportunityId)
     return ok(
         m.LIST_OBTAINED,
         {"opportunityId": opportunityId, "data": [opportunity(row)]},
@@ -177,23 +159,16 @@ async def get_opportunity(
     operation_id="deleteOpportunity",
     summary="Delete opportunity (soft)",
     responses=responses(OpportunityDeleted, 401, 403, 404, 412),
+    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY, IF_MATCH),
 )
-async def delete_opportunity(
-    request: Request,
-    opportunityId: str,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-    if_match: IfMatch = None,
-    workspaceId: str | None = _WS_QUERY,
-) -> Response:
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
+async def delete_opportunity(opportunityId: str, call: Caller) -> Response:
+    workspace_id = await call.workspace()
     await service.delete(
-        db,
+        call.db,
         workspace_id=workspace_id,
         opportunity_id=opportunityId,
-        key_id=caller.key_id,
-        if_match=if_match,
+        key_id=call.key_id,
+        if_match=call.header("if-match"),
     )
     return ok(m.OPPORTUNITY_DELETED, {"id": opportunityId})
 
@@ -202,23 +177,17 @@ async def delete_opportunity(
     "/api/opportunity/{opportunityId}/agent/activities",
     operation_id="createOpportunityActivity",
     summary="Record an opportunity activity",
-    responses=responses(None, 400, 401, 403, 404, 413, 415, 422),
-    openapi_extra=json_body(OpportunityActivityBody),
+    responses=responses(None, 400, 401, 403, 404, 409, 413, 415, 422),
+    openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=OpportunityActivityBody),
 )
-async def create_opportunity_activity(
-    request: Request,
-    opportunityId: str,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-) -> Response:
-    body = await read_json_object(request)
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, body=body)
+async def create_opportunity_activity(opportunityId: str, call: Caller) -> Response:
+    body = await read_json_object(call.request)
+    workspace_id = await call.workspace(query=False, body=body)
     await service.add_activity(
-        db,
+        call.db,
         workspace_id=workspace_id,
         opportunity_id=opportunityId,
-        key_id=caller.key_id,
+        key_id=call.key_id,
         body=body,
     )
     return ok(m.ACTIVITY_RECORDED, None)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from pydantic import BaseModel
 from starlette.responses import Response
 
 from chatcrm.api import messages as m
 from chatcrm.api.body import read_json_object
-from chatcrm.api.deps import Caller, Db, WorkspaceHeader, check_body_workspace, select_workspace
+from chatcrm.api.deps import Caller, check_body_workspace
 from chatcrm.api.envelope import ok
-from chatcrm.api.openapi import json_body, responses
+from chatcrm.api.openapi import IDEMPOTENCY_KEY, WORKSPACE_HEADER, operation, responses
 from chatcrm.db.database import Connection
 from chatcrm.workspaces import schemas, service
 
@@ -25,16 +25,11 @@ router = APIRouter(tags=["workspaces"])
     operation_id="getWorkspace",
     summary="Get workspace",
     responses=responses(schemas.Workspace, 401, 403),
+    openapi_extra=operation(WORKSPACE_HEADER),
 )
-async def get_workspace(
-    request: Request,
-    workspaceId: str,
-    caller: Caller,
-    db: Db,
-    x_workspace_id: WorkspaceHeader = None,
-) -> Response:
-    workspace_id = await select_workspace(request, caller, header=x_workspace_id, query=workspaceId)
-    async with db.read() as conn:
+async def get_workspace(workspaceId: str, call: Caller) -> Response:
+    workspace_id = await call.workspace(path=workspaceId)
+    async with call.db.read() as conn:
         view = await service.workspace_view(conn, workspace_id)
     return ok(m.WORKSPACE_OBTAINED, view)
 
@@ -43,21 +38,19 @@ async def get_workspace(
     "/api/workspace",
     operation_id="createWorkspace",
     summary="Create a workspace for the key's account",
-    responses=responses(schemas.Workspace, 400, 401, 413, 415, 422),
-    openapi_extra=json_body(schemas.WorkspaceCreateBody),
+    responses=responses(schemas.Workspace, 400, 401, 403, 409, 413, 415, 422),
+    openapi_extra=operation(IDEMPOTENCY_KEY, body=schemas.WorkspaceCreateBody),
 )
-async def create_workspace(
-    request: Request, caller: Caller, db: Db, x_workspace_id: WorkspaceHeader = None
-) -> Response:
-    body = await read_json_object(request)
-    if x_workspace_id or body.get("workspaceId") is not None:
+async def create_workspace(call: Caller) -> Response:
+    body = await read_json_object(call.request)
+    if call.header("x-workspace-id") or body.get("workspaceId") is not None:
         # Not needed here (the new workspace belongs to the key's account), but a workspace
         # named must be one the key may use, as everywhere: never silently ignored.
-        await select_workspace(request, caller, header=x_workspace_id, body=body)
+        await call.workspace(query=False, body=body)
     name, timezone = service.workspace_values({k: v for k, v in body.items() if k != "workspaceId"})
-    async with db.write() as conn:
+    async with call.db.write() as conn:
         workspace_id = await service.create_workspace(
-            conn, account_id=caller.account_id, name=name, timezone=timezone
+            conn, account_id=call.account_id, name=name, timezone=timezone
         )
         view = await service.workspace_view(conn, workspace_id)
     return ok(m.WORKSPACE_CREATED, view)
@@ -75,19 +68,11 @@ def _setup_route(
     body_model: type[BaseModel],
     data_model: type[BaseModel],
 ) -> None:
-    async def endpoint(
-        request: Request,
-        workspaceId: str,
-        caller: Caller,
-        db: Db,
-        x_workspace_id: WorkspaceHeader = None,
-    ) -> Response:
-        workspace_id = await select_workspace(
-            request, caller, header=x_workspace_id, query=workspaceId
-        )
-        body = await read_json_object(request)
+    async def endpoint(workspaceId: str, call: Caller) -> Response:
+        workspace_id = await call.workspace(path=workspaceId)
+        body = await read_json_object(call.request)
         check_body_workspace(body, workspace_id)
-        async with db.write() as conn:
+        async with call.db.write() as conn:
             item = await add(conn, workspace_id, body)
         return ok(message, item)
 
@@ -97,8 +82,8 @@ def _setup_route(
         methods=["POST"],
         operation_id=operation_id,
         summary=summary,
-        responses=responses(data_model, 400, 401, 403, 413, 415, 422),
-        openapi_extra=json_body(body_model),
+        responses=responses(data_model, 400, 401, 403, 409, 413, 415, 422),
+        openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=body_model),
     )
 
 
