@@ -363,7 +363,16 @@ def test_keys_are_stored_only_as_hashes(database_url: str, backend: str) -> None
         assert key not in all_rows and secret not in all_rows
     if backend == "sqlite":  # not in the file either (nor its write-ahead log)
         path = Path(database_url.removeprefix("sqlite:///"))
-        raw = b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal")) if p.exists())
+        # Read in another process: closing a file this process also holds open through
+        # SQLite would drop SQLite's POSIX locks on it (sqlite.org/howtocorrupt.html 2.2).
+        reader = (
+            "import sys, pathlib; p = pathlib.Path(sys.argv[1]); "
+            "sys.stdout.buffer.write(b''.join(f.read_bytes() for f in "
+            "(p, pathlib.Path(str(p) + '-wal')) if f.exists()))"
+        )
+        raw = subprocess.run(
+            [sys.executable, "-c", reader, str(path)], capture_output=True, check=True
+        ).stdout
         for secret in secrets:
             assert secret.encode() not in raw
 

@@ -144,11 +144,15 @@ def test_create_workspace_returns_it_and_the_key_can_use_it(api: Api) -> None:
     assert api.workspace()["name"] == "Test workspace"
 
 
-def test_create_workspace_ignores_the_workspace_header(api: Api, other_api: Api) -> None:
-    """It names no workspace: the account is the key's, whatever header is sent."""
-    data = ok_data(api.post("/api/workspace", json={"name": "W"}, workspace=other_api.ws))
+def test_create_workspace_belongs_to_the_key_account_whatever_header(
+    api: Api, other_api: Api
+) -> None:
+    """The new workspace is the key's account's; a header naming one of its workspaces is
+    fine, one the key cannot use is refused like everywhere (never silently ignored)."""
+    data = ok_data(api.post("/api/workspace", json={"name": "W"}, workspace=api.ws))
     ok_data(api.get(f"/api/workspace/{data['id']}", workspace=None))
     error(other_api.get(f"/api/workspace/{data['id']}", workspace=None), 403, "FORBIDDEN")
+    error(api.post("/api/workspace", json={"name": "W"}, workspace=other_api.ws), 403, "FORBIDDEN")
 
 
 def test_new_workspace_is_not_usable_by_another_account(api: Api, other_api: Api) -> None:

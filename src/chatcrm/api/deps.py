@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from chatcrm.api.body import read_json_object
 from chatcrm.api.errors import (
     ApiError,
     BadRequest,
@@ -105,6 +106,19 @@ class Call:
         state = self.request.app.state
         return await check_workspace(self.db, state.auth_cache, self.principal, named[0])
 
+    async def check_header_workspace(self) -> None:
+        """A workspace named in the header must be usable (403) before the body is even
+        read: a caller without access learns nothing from the body's errors."""
+        header = _given(self.header(WORKSPACE_HEADER))
+        if header is not None:
+            state = self.request.app.state
+            await check_workspace(self.db, state.auth_cache, self.principal, header)
+
+    async def read_body(self) -> dict[str, Any]:
+        """The JSON object body, once the header's workspace (if any) passed."""
+        await self.check_header_workspace()
+        return await read_json_object(self.request)
+
     def required_query(self, name: str) -> str:
         value = self.query(name)
         if not value:
@@ -122,7 +136,19 @@ async def get_call(request: Request) -> Call:
             raise error
         bearer_token(None)  # raises the 401 for a missing key
         raise AssertionError("unreachable")
+    if b"%00" in request.scope.get("query_string", b""):
+        _reject_nul(request)
     return Call(request=request, principal=principal, db=request.app.state.db)
+
+
+def _reject_nul(request: Request) -> None:
+    """NUL cannot be stored or compared in PostgreSQL text: refuse it up front, naming the
+    parameter, the same on both databases (bodies are checked when parsed)."""
+    for name, value in request.query_params.multi_items():
+        if "\x00" in name or "\x00" in value:
+            raise BadRequest.field(
+                name.replace("\x00", ""), "Query parameters must not contain NUL (%00)."
+            )
 
 
 Caller = Annotated[Call, Depends(get_call)]

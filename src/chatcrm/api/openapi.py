@@ -60,12 +60,17 @@ _ERROR_TEXT = {
 }
 
 
-def responses(data_model: Any, *errors: int) -> dict[int | str, dict[str, Any]]:
+def responses(
+    data_model: Any, *errors: int, authenticated: bool = True
+) -> dict[int | str, dict[str, Any]]:
     """The documented answers of an operation: the 200 envelope and the listed errors."""
     out: dict[int | str, dict[str, Any]] = {
         200: {"model": Envelope[data_model], "description": "Success"}
     }
-    for status in sorted({*errors, 429, 503}):
+    # Any authenticated operation may answer: 400 (a malformed query parameter), 401 (no
+    # valid key), 429 (rate limit) and 503 (database unreachable).
+    always = {400, 401, 429, 503} if authenticated else set()
+    for status in sorted({*errors, *always}):
         out[status] = {"model": ErrorEnvelope, "description": _ERROR_TEXT[status]}
     return out
 

@@ -140,7 +140,7 @@ async def search_by_cellphone(call: Caller) -> Response:
     openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=DeleteBatchBody),
 )
 async def delete_contacts(call: Caller) -> Response:
-    body = await read_json_object(call.request)
+    body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
     result = await removal.delete_batch(
         call.db, workspace_id=workspace_id, key_id=call.key_id, body=body
@@ -205,7 +205,7 @@ async def update_contact(call: Caller) -> Response:
     openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=ContactCreateBody),
 )
 async def create_contact(call: Caller) -> Response:
-    body = await read_json_object(call.request)
+    body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
     row = await service.create(call.db, workspace_id=workspace_id, body=body)
     return ok(
@@ -223,7 +223,7 @@ async def create_contact(call: Caller) -> Response:
     openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=ContactActivityBody),
 )
 async def create_contact_activity(contactId: str, call: Caller) -> Response:
-    body = await read_json_object(call.request)
+    body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
     await removal.add_activity(
         call.db, workspace_id=workspace_id, contact_id=contactId, key_id=call.key_id, body=body

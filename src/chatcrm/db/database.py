@@ -91,19 +91,18 @@ class Connection:
         c = compiled(stmt, self.dialect, keys=_column_keys(batch[0]))
         args = [c.args(row) for row in batch]
         try:
-            if self.dialect == "postgresql":
-                await self.raw.executemany(c.sql, args)
-            else:
-                await self.raw.executemany(c.sql, args)
+            await self.raw.executemany(c.sql, args)
         except Exception as exc:
             raise translate(exc) from exc
 
     async def _sql(self, sql: str) -> None:
+        """A statement without parameters or results (transaction control)."""
         try:
             if self.dialect == "postgresql":
                 await self.raw.execute(sql)
             else:
-                await self.raw.execute(sql)
+                async with self.raw.execute(sql):
+                    pass
         except Exception as exc:
             raise translate(exc) from exc
 
@@ -140,10 +139,16 @@ class _SqlitePool:
         conn = await aiosqlite.connect(
             self.path, isolation_level=None, timeout=self.settings.sqlite_busy_timeout_ms / 1000
         )
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute(f"PRAGMA busy_timeout={int(self.settings.sqlite_busy_timeout_ms)}")
-        await conn.execute("PRAGMA foreign_keys=ON")
-        await conn.execute(f"PRAGMA synchronous={self.settings.sqlite_synchronous}")
+        for pragma in (
+            "PRAGMA journal_mode=WAL",
+            f"PRAGMA busy_timeout={int(self.settings.sqlite_busy_timeout_ms)}",
+            "PRAGMA foreign_keys=ON",
+            f"PRAGMA synchronous={self.settings.sqlite_synchronous}",
+        ):
+            # Read to the end and close: a pragma's unfinished result would keep a read
+            # transaction open, and this connection would see the database as it was then.
+            async with conn.execute(pragma) as cursor:
+                await cursor.fetchall()
         await conn.create_function(UNICODE_LOWER, 1, unicode_lower, deterministic=True)
         return conn
 
@@ -298,7 +303,7 @@ class Database:
                 yield conn
                 await conn._sql("COMMIT")
             except BaseException:
-                await _quietly(raw.execute("ROLLBACK"))
+                await _quietly(conn._sql("ROLLBACK"))
                 raise
 
     @asynccontextmanager

@@ -88,7 +88,7 @@ async def update_opportunity(call: Caller) -> Response:
     openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=OpportunityCreateBody),
 )
 async def create_opportunity(call: Caller) -> Response:
-    body = await read_json_object(call.request)
+    body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
     row = await service.create(call.db, workspace_id=workspace_id, key_id=call.key_id, body=body)
     return ok(
@@ -181,7 +181,7 @@ async def delete_opportunity(opportunityId: str, call: Caller) -> Response:
     openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=OpportunityActivityBody),
 )
 async def create_opportunity_activity(opportunityId: str, call: Caller) -> Response:
-    body = await read_json_object(call.request)
+    body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
     await service.add_activity(
         call.db,

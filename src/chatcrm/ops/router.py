@@ -27,13 +27,15 @@ class Readiness(BaseModel):
     database: str
 
 
-@router.get("/health", operation_id="health", responses=responses(Health))
+@router.get("/health", operation_id="health", responses=responses(Health, authenticated=False))
 async def health() -> Response:
     """The process is up (does not touch the database)."""
     return ok(m.HEALTHY, {"status": "ok"})
 
 
-@router.get("/ready", operation_id="ready", responses=responses(Readiness, 503))
+@router.get(
+    "/ready", operation_id="ready", responses=responses(Readiness, 503, authenticated=False)
+)
 async def ready(db: Db) -> Response:
     """The database answers a query."""
     try:

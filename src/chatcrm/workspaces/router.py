@@ -42,7 +42,7 @@ async def get_workspace(workspaceId: str, call: Caller) -> Response:
     openapi_extra=operation(IDEMPOTENCY_KEY, body=schemas.WorkspaceCreateBody),
 )
 async def create_workspace(call: Caller) -> Response:
-    body = await read_json_object(call.request)
+    body = await call.read_body()
     if call.header("x-workspace-id") or body.get("workspaceId") is not None:
         # Not needed here (the new workspace belongs to the key's account), but a workspace
         # named must be one the key may use, as everywhere: never silently ignored.
