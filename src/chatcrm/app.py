@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,6 +34,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.db = Database(settings)
+        # Everything built so far lives as long as the process: keep the collector from
+        # walking it again and again (fewer, shorter pauses under load).
+        gc.collect()
+        gc.freeze()
         yield
         await app.state.db.dispose()
         metrics.process_exited(os.getpid())

@@ -21,3 +21,16 @@ def check_if_match(if_match: str | None, current_etag: str) -> None:
         f"The record has changed: its current ETag is {current_etag}, not {if_match.strip()}. "
         "Read it again and retry the update against the new version."
     )
+
+
+def simple_if_match(if_match: str | None) -> tuple[bool, int | None]:
+    """(whether the condition is one a single UPDATE can check, the version it requires).
+
+    No header or `*` require nothing beyond existence; one strong tag `"n"` requires
+    version n; anything else (several tags, weak tags) is left to `check_if_match`."""
+    if if_match is None or if_match.strip() == "*":
+        return True, None
+    tag = if_match.strip()
+    if len(tag) > 2 and tag[0] == tag[-1] == '"' and tag[1:-1].isascii() and tag[1:-1].isdigit():
+        return True, int(tag[1:-1])
+    return False, None

@@ -6,9 +6,9 @@ Pure ASGI (not BaseHTTPMiddleware) so it adds no task or buffering per request.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +34,7 @@ def _request_id(scope: Scope) -> str:
             if _CLIENT_REQUEST_ID.fullmatch(text):
                 return text
             break
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()
 
 
 def _content_length(scope: Scope) -> int | None:

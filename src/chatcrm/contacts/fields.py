@@ -32,6 +32,23 @@ UPDATABLE: tuple[str, ...] = (
     "lastMessage",
 )
 
+# Fields whose columns follow from the request alone: an update of only these is a single
+# UPDATE … RETURNING (see service._update_directly).
+DIRECT = frozenset(
+    {
+        "name",
+        "lastname",
+        "email",
+        "isBotEnabled",
+        "isRead",
+        "avatarColor",
+        "internalWhatsappNumber",
+        "lastMessage",
+        "orderInCards",
+        "files",
+    }
+)
+
 READ_ONLY = frozenset(
     {
         "id",

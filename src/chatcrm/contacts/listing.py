@@ -6,7 +6,7 @@ new bound values, so its compiled SQL comes from SQLAlchemy's cache.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -82,7 +82,16 @@ class ContactFilters:
     updated_since: datetime | None = None
 
     def digest(self) -> str:
-        return filters_digest(asdict(self))
+        return filters_digest(
+            (
+                self.q,
+                self.stage_id,
+                self.assigned_agent_id,
+                self.tag,
+                self.is_solved,
+                self.updated_since,
+            )
+        )
 
     def bound(self, dialect: str) -> tuple[tuple[str, ...], dict[str, Any]]:
         """(the active filters, which make the statement's shape; their bound values)."""

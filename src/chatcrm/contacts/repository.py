@@ -16,8 +16,8 @@ from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.idlist import id_list, in_id_list
-from chatcrm.db.jsonagg import iso_text, json_array_of_objects
 from chatcrm.db.schema import agents, contact_activities, contact_tags, contacts, tags
+from chatcrm.db.wire import iso_text, json_array_of_objects, wire_columns
 
 c = contacts.c
 _WS: BindParameter[str] = bindparam("_ws")
@@ -25,9 +25,22 @@ _ID: BindParameter[str] = bindparam("_id")
 _LIVE = (c.workspace_id == _WS, c.id == _ID, c.deleted_at.is_(None))
 
 
+# Shown in answers: formatted by the database (db/wire.py). The row's created_at is then
+# text too; the keyset reads it back (db/keyset.py).
+_WIRE_TIMESTAMPS = {
+    "created_at",
+    "last_message_date",
+    "order_in_cards_updated_at",
+    "solved_date",
+}
+
+
 @cache
-def read_statement(dialect: str) -> Select[Any]:
-    """A contact with its agent's name and its tags, as one statement (no WHERE yet)."""
+def read_columns(dialect: str) -> tuple[Any, ...]:
+    """A contact's columns, its agent's name and its tags: what every contact answer shows.
+
+    Only the contacts table appears outside subqueries, so the same list serves a SELECT
+    and an UPDATE … RETURNING (an update is then a single statement)."""
     tag_list = json_array_of_objects(
         dialect=dialect,
         pairs=[
@@ -50,16 +63,19 @@ def read_statement(dialect: str) -> Select[Any]:
         parent=contacts,
         order_by=[contact_tags.c.position],
     )
-    return select(
-        contacts,
-        agents.c.name.label("agent_name"),
-        tag_list.label("tags_json"),
-    ).select_from(
-        contacts.outerjoin(
-            agents,
-            and_(agents.c.workspace_id == c.workspace_id, agents.c.id == c.assigned_agent_id),
-        )
+    agent_name = (
+        select(agents.c.name)
+        .where(agents.c.workspace_id == c.workspace_id, agents.c.id == c.assigned_agent_id)
+        .scalar_subquery()
     )
+    columns = wire_columns(contacts, dialect, timestamps=_WIRE_TIMESTAMPS)
+    return (*columns, agent_name.label("agent_name"), tag_list.label("tags_json"))
+
+
+@cache
+def read_statement(dialect: str) -> Select[Any]:
+    """A contact as answers show it (no WHERE yet)."""
+    return select(*read_columns(dialect))
 
 
 @cache
@@ -93,6 +109,38 @@ async def insert_contact(conn: Connection, values: dict[str, Any]) -> None:
 
 # The SET clause comes from the keys of the parameters: only the named fields are written.
 _UPDATE = update(contacts).where(c.workspace_id == _WS, c.id == _ID)
+
+
+@cache
+def _update_returning(dialect: str, versioned: bool) -> Any:
+    stmt = update(contacts).where(*_LIVE)
+    if versioned:
+        stmt = stmt.where(c.version == bindparam("_version"))
+    stmt = stmt.values(version=c.version + 1)
+    if dialect == "sqlite":
+        # SQLite's RETURNING cannot hold the correlated subqueries (SQLAlchemy renders its
+        # columns unqualified); the read that follows is in-process and cheap there.
+        return stmt.returning(c.id)
+    return stmt.returning(*read_columns(dialect))
+
+
+async def update_returning(
+    conn: Connection,
+    workspace_id: str,
+    contact_id: str,
+    values: dict[str, Any],
+    *,
+    version: int | None,
+) -> Row | None:
+    """Write `values` and bump the version of a live contact (of that version, if given) in
+    one statement; the contact as answers show it, or None when no row matched."""
+    params = {"_ws": workspace_id, "_id": contact_id, **values}
+    if version is not None:
+        params["_version"] = version
+    row = await conn.fetchrow(_update_returning(conn.dialect, version is not None), params)
+    if row is not None and conn.dialect == "sqlite":
+        return await get(conn, workspace_id, contact_id)
+    return row
 
 
 async def update_contact(

@@ -4,10 +4,10 @@ block of the database does, before the response leaves."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from chatcrm.api.bodyrules import create_values, fields_to_update, require_valid
-from chatcrm.api.conditional import check_if_match, etag
+from chatcrm.api.conditional import check_if_match, etag, simple_if_match
 from chatcrm.api.errors import BadRequest, ContactNotFound, DuplicateContact, ValidationFailed
 from chatcrm.contacts import fields
 from chatcrm.contacts import repository as repo
@@ -65,8 +65,9 @@ async def _raise_duplicate_after_race(
     phone_field: str,
     email: str | None,
     exclude: str | None,
-) -> None:
-    """A concurrent writer took the phone or email between our check and our write."""
+) -> NoReturn:
+    """A concurrent writer took the phone or email between our check and our write (or a
+    single-statement update hit the unique index): answer 409 naming the owner."""
     async with db.read() as conn:
         await _check_unique(
             conn, workspace_id, phone=phone, phone_field=phone_field, email=email, exclude=exclude
@@ -206,28 +207,9 @@ async def update(
     email = clean.get("email")
     now = utcnow()
     try:
-        async with db.write() as conn:
-            current = await repo.lock(conn, workspace_id, contact_id)
-            if current is None:
-                raise ContactNotFound(contact_id)
-            check_if_match(if_match, etag(current))
-            await _check_references(conn, workspace_id, clean)
-            await _check_unique(
-                conn,
-                workspace_id,
-                phone=phone,
-                phone_field="internalWhatsappNumber",
-                email=email,
-                exclude=contact_id,
-            )
-            changes = await _changes(conn, workspace_id, current, clean, now)
-            await repo.update_contact(conn, workspace_id, contact_id, changes)
-            if "tags" in clean:
-                kept = await repo.tag_assignments(conn, workspace_id, contact_id)
-                await repo.replace_tags(
-                    conn, workspace_id, contact_id, clean["tags"], kept=kept, now=now
-                )
-            row = await repo.get(conn, workspace_id, contact_id)
+        row = await _update_directly(db, workspace_id, contact_id, names, clean, now, if_match)
+        if row is None:
+            row = await _update_under_lock(db, workspace_id, contact_id, clean, now, if_match)
     except UniqueViolation as exc:
         await _raise_duplicate_after_race(
             db,
@@ -238,6 +220,66 @@ async def update(
             email=email,
             exclude=contact_id,
         )
+    return row
+
+
+async def _update_directly(
+    db: Database,
+    workspace_id: str,
+    contact_id: str,
+    names: list[str],
+    clean: dict[str, Any],
+    now: datetime,
+    if_match: str | None,
+) -> Row | None:
+    """The fields of most bot updates (name, isRead, lastMessage…) need nothing from the
+    stored record: one UPDATE … RETURNING, atomic on its own, one round trip. None when
+    the update needs the stored record (then it is done under a row lock)."""
+    simple_condition, version = simple_if_match(if_match)
+    if not simple_condition or not set(names) <= fields.DIRECT:
+        return None
+    changes = _direct_changes(clean, now)
+    async with db.single_statement() as conn:
+        row = await repo.update_returning(conn, workspace_id, contact_id, changes, version=version)
+        if row is None:  # unknown, deleted, or (with If-Match) changed meanwhile
+            current = await repo.get(conn, workspace_id, contact_id)
+            if current is None:
+                raise ContactNotFound(contact_id)
+            check_if_match(if_match, etag(current))
+            raise AssertionError("a live contact with a matching version was not updated")
+    return row
+
+
+async def _update_under_lock(
+    db: Database,
+    workspace_id: str,
+    contact_id: str,
+    clean: dict[str, Any],
+    now: datetime,
+    if_match: str | None,
+) -> Row:
+    async with db.write() as conn:
+        current = await repo.lock(conn, workspace_id, contact_id)
+        if current is None:
+            raise ContactNotFound(contact_id)
+        check_if_match(if_match, etag(current))
+        await _check_references(conn, workspace_id, clean)
+        await _check_unique(
+            conn,
+            workspace_id,
+            phone=clean.get("internalWhatsappNumber"),
+            phone_field="internalWhatsappNumber",
+            email=clean.get("email"),
+            exclude=contact_id,
+        )
+        changes = await _changes(conn, workspace_id, current, clean, now)
+        await repo.update_contact(conn, workspace_id, contact_id, changes)
+        if "tags" in clean:
+            kept = await repo.tag_assignments(conn, workspace_id, contact_id)
+            await repo.replace_tags(
+                conn, workspace_id, contact_id, clean["tags"], kept=kept, now=now
+            )
+        row = await repo.get(conn, workspace_id, contact_id)
     assert row is not None
     return row
 
@@ -257,20 +299,12 @@ async def _check_references(conn: Connection, workspace_id: str, clean: dict[str
     refs.check()
 
 
-async def _changes(
-    conn: Connection,
-    workspace_id: str,
-    current: Row,
-    clean: dict[str, Any],
-    now: datetime,
-) -> dict[str, Any]:
-    """Column values for the named fields only, with the rules that follow from them."""
-    changes: dict[str, Any] = {"version": current["version"] + 1, "modified_at": now}
+def _direct_changes(clean: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """Column values of the fields in `fields.DIRECT`: they follow from the request alone."""
+    changes: dict[str, Any] = {"modified_at": now}
     simple = {
         "name": "name",
         "lastname": "lastname",
-        "segmentationId": "segmentation_id",
-        "assignedAgentId": "assigned_agent_id",
         "isBotEnabled": "is_bot_enabled",
         "isRead": "is_read",
         "avatarColor": "avatar_color",
@@ -284,6 +318,30 @@ async def _changes(
         changes["email_key"] = clean["email"].lower() if clean["email"] else None
     if "files" in clean:
         changes["files"] = to_text(clean["files"])
+    if "lastMessage" in clean:
+        changes["last_message"] = clean["lastMessage"]
+        changes["last_message_date"] = now
+    if "orderInCards" in clean:
+        changes["order_in_cards"] = clean["orderInCards"]
+        changes["order_in_cards_updated_at"] = now
+    return changes
+
+
+async def _changes(
+    conn: Connection,
+    workspace_id: str,
+    current: Row,
+    clean: dict[str, Any],
+    now: datetime,
+) -> dict[str, Any]:
+    """Column values for the named fields only, with the rules that follow from them."""
+    changes = {"version": current["version"] + 1, **_direct_changes(clean, now)}
+    for field, column in (
+        ("segmentationId", "segmentation_id"),
+        ("assignedAgentId", "assigned_agent_id"),
+    ):
+        if field in clean:
+            changes[column] = clean[field]
     if "variables" in clean:
         # Variables merge by name: concurrent clients setting different variables all win.
         merged = {item["name"]: item["value"] for item in load_exact(current["variables"])}
@@ -294,19 +352,15 @@ async def _changes(
                 [FieldError("variables", f"a contact can hold at most {v.VARIABLES_MAX} variables")]
             )
         changes["variables"] = to_text([{"name": k, "value": val} for k, val in merged.items()])
-    if "lastMessage" in clean:
-        changes["last_message"] = clean["lastMessage"]
-        changes["last_message_date"] = now
     if "stageId" in clean and clean["stageId"] != current["stage_id"]:
-        # A moved card goes to the end of its new column; other cards keep their numbers.
+        # A moved card goes to the end of its new column (unless a position is named with
+        # it); other cards keep their numbers.
         changes["stage_id"] = clean["stageId"]
-        changes["order_in_cards"] = await repo.next_card_position(
-            conn, workspace_id, clean["stageId"]
-        )
-        changes["order_in_cards_updated_at"] = now
-    if "orderInCards" in clean:
-        changes["order_in_cards"] = clean["orderInCards"]
-        changes["order_in_cards_updated_at"] = now
+        if "orderInCards" not in clean:
+            changes["order_in_cards"] = await repo.next_card_position(
+                conn, workspace_id, clean["stageId"]
+            )
+            changes["order_in_cards_updated_at"] = now
     if "isSolved" in clean:
         if clean["isSolved"]:
             solver = clean.get("solvedByAgentId")

@@ -23,6 +23,11 @@ def raw(text: str | bytes | None, *, empty: bytes = b"[]") -> orjson.Fragment:
     return orjson.Fragment(text if isinstance(text, bytes) else text.encode())
 
 
+def number(text: str) -> orjson.Fragment:
+    """A number the database rendered as canonical text, inserted exactly as written."""
+    return orjson.Fragment(text.encode())
+
+
 def aggregated(text: str | None) -> list[Any]:
     """A JSON array aggregated by the database, re-emitted compactly by orjson later
     (PostgreSQL's json_build_object writes `{"id" : …}` with spaces)."""

@@ -48,9 +48,9 @@ def from_micros(value: int) -> datetime:
     return _EPOCH + timedelta(microseconds=value)
 
 
-def filters_digest(filters: dict[str, Any]) -> str:
-    """A short digest of the normalised filters a token was made with."""
-    canonical = orjson.dumps(filters, option=orjson.OPT_SORT_KEYS, default=str)
+def filters_digest(filters: tuple[Any, ...]) -> str:
+    """A short digest of the normalised filters a token was made with (in a fixed order)."""
+    canonical = orjson.dumps(filters, option=orjson.OPT_NAIVE_UTC, default=str)
     return hashlib.sha256(canonical).hexdigest()[:16]
 
 

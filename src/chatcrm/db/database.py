@@ -265,6 +265,17 @@ class Database:
             yield conn
 
     @asynccontextmanager
+    async def single_statement(self) -> AsyncIterator[Connection]:
+        """A connection for one writing statement, atomic by itself: on PostgreSQL no BEGIN
+        and COMMIT (one round trip); on SQLite the writer, in its own transaction."""
+        if self.dialect == "postgresql" and _request_tx.get() is None:
+            async with self._postgres() as raw:
+                yield Connection(raw, "postgresql")
+            return
+        async with self.write() as conn:
+            yield conn
+
+    @asynccontextmanager
     async def request_transaction(self) -> AsyncIterator[Connection]:
         """A transaction around a whole request; `write()` blocks inside it nest in it."""
         async with self._transaction() as conn:

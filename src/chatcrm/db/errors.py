@@ -40,6 +40,12 @@ def translate(exc: BaseException) -> BaseException:
         return DataProblem(type(exc).__name__)
     if isinstance(exc, sqlite3.IntegrityError):
         return UniqueViolation(str(exc)) if "UNIQUE" in str(exc) else IntegrityViolation(str(exc))
+    if isinstance(exc, sqlite3.OperationalError):
+        # Busy, locked, full, unreadable: conditions of the moment. Anything else (a bad
+        # statement) is a bug and must surface as one.
+        if any(words in str(exc) for words in _SQLITE_TRANSIENT):
+            return Unavailable(f"{type(exc).__name__}: {exc}")
+        return exc
     if isinstance(
         exc,
         asyncpg.PostgresConnectionError
@@ -48,10 +54,19 @@ def translate(exc: BaseException) -> BaseException:
         | asyncpg.TooManyConnectionsError
         | asyncpg.AdminShutdownError
         | asyncpg.QueryCanceledError
-        | sqlite3.OperationalError
         | ConnectionError
         | OSError
         | asyncio.TimeoutError,
     ):
         return Unavailable(f"{type(exc).__name__}: {exc}")
     return exc
+
+
+_SQLITE_TRANSIENT = (
+    "locked",
+    "busy",
+    "disk I/O error",
+    "unable to open database",
+    "database or disk is full",
+    "readonly",
+)

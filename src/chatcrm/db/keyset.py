@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import Select, String, bindparam, tuple_
 
 from chatcrm.core.pagination import Position, TokenCodec
+from chatcrm.core.timefmt import parse_iso
 from chatcrm.db.database import Database, Row
 from chatcrm.db.types import UTCDateTime
 
@@ -67,5 +68,8 @@ async def list_with_token(
         return rows, None
     rows = rows[:size]
     last = rows[-1]
-    position = Position(created_at=last["created_at"], id=last["id"])
+    created = last["created_at"]
+    if isinstance(created, str):  # read columns carry it as wire text (db/wire.py)
+        created = parse_iso(created)
+    position = Position(created_at=created, id=last["id"])
     return rows, codec.encode(scope=scope, digest=digest, position=position)

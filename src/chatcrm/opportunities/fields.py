@@ -29,6 +29,21 @@ UPDATABLE: tuple[str, ...] = (
     "files",
 )
 
+# Fields whose columns follow from the request alone: an update of only these is a single
+# UPDATE … RETURNING (see service._update_directly).
+DIRECT = frozenset(
+    {
+        "name",
+        "description",
+        "amount",
+        "finalAmount",
+        "expirationDate",
+        "files",
+        "orderInCards",
+        "winLossStatus",
+    }
+)
+
 READ_ONLY = frozenset(
     {
         "id",

@@ -3,7 +3,7 @@ statement per combination of filters, as for contacts)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -64,7 +64,16 @@ class OpportunityFilters:
     updated_since: datetime | None = None
 
     def digest(self) -> str:
-        return filters_digest(asdict(self))
+        return filters_digest(
+            (
+                self.q,
+                self.stage_id,
+                self.assigned_agent_id,
+                self.contact_id,
+                self.win_loss_status,
+                self.updated_since,
+            )
+        )
 
     def bound(self, dialect: str) -> tuple[tuple[str, ...], dict[str, Any]]:
         """(the active filters, which make the statement's shape; their bound values)."""

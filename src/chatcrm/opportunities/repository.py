@@ -10,12 +10,24 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Integer, Select, and_, bindparam, func, insert, select, text, update
+from sqlalchemy import (
+    Integer,
+    Select,
+    and_,
+    bindparam,
+    case,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.db.database import Connection, Row
-from chatcrm.db.jsonagg import iso_text, json_array_of_objects
 from chatcrm.db.schema import contacts, opportunities, opportunity_activities
+from chatcrm.db.types import Money
+from chatcrm.db.wire import iso_text, json_array_of_objects, wire_columns
 
 o = opportunities.c
 _WS: BindParameter[str] = bindparam("_ws")
@@ -23,9 +35,21 @@ _ID: BindParameter[str] = bindparam("_id")
 _LIVE = (o.workspace_id == _WS, o.id == _ID, o.deleted_at.is_(None))
 
 
+# Shown in answers: formatted by the database (db/wire.py), as is money.
+_WIRE_TIMESTAMPS = {
+    "win_loss_date",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "order_in_cards_updated_at",
+    "expiration_date",
+}
+
+
 @cache
-def read_statement(dialect: str) -> Select[Any]:
-    """An opportunity with its activities (date order), as one statement (no WHERE yet)."""
+def read_columns(dialect: str) -> tuple[Any, ...]:
+    """An opportunity's columns and its activities (date order): what answers show. Only
+    the opportunities table appears outside subqueries, so the list also serves RETURNING."""
     acts = opportunity_activities.c
     activity_list = json_array_of_objects(
         dialect=dialect,
@@ -41,7 +65,16 @@ def read_statement(dialect: str) -> Select[Any]:
         parent=opportunities,
         order_by=[acts.date, acts.id],
     )
-    return select(opportunities, activity_list.label("activities_json"))
+    columns = wire_columns(
+        opportunities, dialect, timestamps=_WIRE_TIMESTAMPS, money={"amount", "final_amount"}
+    )
+    return (*columns, activity_list.label("activities_json"))
+
+
+@cache
+def read_statement(dialect: str) -> Select[Any]:
+    """An opportunity as answers show it (no WHERE yet)."""
+    return select(*read_columns(dialect))
 
 
 @cache
@@ -78,6 +111,46 @@ async def update_opportunity(
     conn: Connection, workspace_id: str, opportunity_id: str, values: dict[str, Any]
 ) -> None:
     await conn.execute(_UPDATE, {"_ws": workspace_id, "_id": opportunity_id, **values})
+
+
+@cache
+def _update_returning(dialect: str, versioned: bool, follow_amount: bool) -> Any:
+    stmt = update(opportunities).where(*_LIVE)
+    if versioned:
+        stmt = stmt.where(o.version == bindparam("_version"))
+    values: dict[str, Any] = {"version": o.version + 1}
+    if follow_amount:
+        values["final_amount"] = case(
+            (o.final_amount_set, o.final_amount), else_=bindparam("_amount", type_=Money)
+        )
+    stmt = stmt.values(**values)
+    if dialect == "sqlite":  # see contacts.repository._update_returning
+        return stmt.returning(o.id)
+    return stmt.returning(*read_columns(dialect))
+
+
+async def update_returning(
+    conn: Connection,
+    workspace_id: str,
+    opportunity_id: str,
+    values: dict[str, Any],
+    *,
+    version: int | None,
+    follow_amount: bool,
+) -> Row | None:
+    """Write `values` and bump the version of a live opportunity (of that version, if
+    given) in one statement; with `follow_amount`, finalAmount takes the new amount unless
+    it was set explicitly. The opportunity as answers show it, or None when no row matched."""
+    params = {"_ws": workspace_id, "_id": opportunity_id, **values}
+    if version is not None:
+        params["_version"] = version
+    if follow_amount:
+        params["_amount"] = values["amount"]
+    stmt = _update_returning(conn.dialect, version is not None, follow_amount)
+    row = await conn.fetchrow(stmt, params)
+    if row is not None and conn.dialect == "sqlite":
+        return await get(conn, workspace_id, opportunity_id)
+    return row
 
 
 _NEXT_CARD = select(func.coalesce(func.max(o.order_in_cards), -1) + 1).where(

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from chatcrm.api.bodyrules import create_values, fields_to_update, require_valid
-from chatcrm.api.conditional import check_if_match, etag
+from chatcrm.api.conditional import check_if_match, etag, simple_if_match
 from chatcrm.api.errors import OpportunityNotFound, ValidationFailed
 from chatcrm.core import values as v
 from chatcrm.core.ids import is_id, new_id
@@ -132,6 +132,9 @@ async def update(
     if not is_id(opportunity_id):
         raise OpportunityNotFound(opportunity_id)
     now = utcnow()
+    row = await _update_directly(db, workspace_id, opportunity_id, names, clean, now, if_match)
+    if row is not None:
+        return row
     async with db.write() as conn:
         current = await repo.lock(conn, workspace_id, opportunity_id)
         if current is None:
@@ -154,44 +157,52 @@ async def update(
     return row
 
 
-async def _changes(
-    conn: Connection,
+async def _update_directly(
+    db: Database,
     workspace_id: str,
-    current: Row,
+    opportunity_id: str,
+    names: list[str],
     clean: dict[str, Any],
     now: datetime,
-) -> dict[str, Any]:
-    changes: dict[str, Any] = {
-        "version": current["version"] + 1,
-        "updated_at": now,
-        "modified_at": now,
-    }
-    simple = {
-        "name": "name",
-        "description": "description",
-        "assignedAgentId": "assigned_agent_id",
-        "segmentationId": "segmentation_id",
-        "expirationDate": "expiration_date",
-        "contactId": "contact_id",
-    }
-    for field, column in simple.items():
+    if_match: str | None,
+) -> Row | None:
+    """Fields that follow from the request alone (amount, name, winLossStatus…): one
+    UPDATE … RETURNING, atomic on its own. None when the stored record is needed."""
+    simple_condition, version = simple_if_match(if_match)
+    if not simple_condition or not set(names) <= fields.DIRECT:
+        return None
+    changes = _direct_changes(clean, now)
+    # finalAmount follows amount until set: decided by the stored flag, in the statement.
+    follow = "amount" in clean and "finalAmount" not in clean
+    async with db.single_statement() as conn:
+        row = await repo.update_returning(
+            conn, workspace_id, opportunity_id, changes, version=version, follow_amount=follow
+        )
+        if row is None:  # unknown, deleted, or (with If-Match) changed meanwhile
+            current = await repo.get(conn, workspace_id, opportunity_id)
+            if current is None:
+                raise OpportunityNotFound(opportunity_id)
+            check_if_match(if_match, etag(current))
+            raise AssertionError("a live opportunity with a matching version was not updated")
+    return row
+
+
+def _direct_changes(clean: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """Column values of the fields in `fields.DIRECT` (the amount rule aside)."""
+    changes: dict[str, Any] = {"updated_at": now, "modified_at": now}
+    for field, column in (
+        ("name", "name"),
+        ("description", "description"),
+        ("expirationDate", "expiration_date"),
+        ("amount", "amount"),
+    ):
         if field in clean:
             changes[column] = clean[field]
-    if "amount" in clean:
-        changes["amount"] = clean["amount"]
-        if not current["final_amount_set"] and "finalAmount" not in clean:
-            changes["final_amount"] = clean["amount"]  # finalAmount follows amount until set
     if "finalAmount" in clean:
         changes["final_amount"] = clean["finalAmount"]
         changes["final_amount_set"] = True
     if "files" in clean:
         changes["files"] = to_text(clean["files"])
-    if "stageId" in clean and clean["stageId"] != current["stage_id"]:
-        changes["stage_id"] = clean["stageId"]
-        changes["order_in_cards"] = await repo.next_card_position(
-            conn, workspace_id, clean["stageId"]
-        )
-        changes["order_in_cards_updated_at"] = now
     if "orderInCards" in clean:
         changes["order_in_cards"] = clean["orderInCards"]
         changes["order_in_cards_updated_at"] = now
@@ -202,6 +213,33 @@ async def _changes(
             changes.update(win_loss_date=None, opport_status=fields.STATUS_OPEN)
         else:
             changes.update(win_loss_date=now, opport_status=fields.STATUS_CLOSED)
+    return changes
+
+
+async def _changes(
+    conn: Connection,
+    workspace_id: str,
+    current: Row,
+    clean: dict[str, Any],
+    now: datetime,
+) -> dict[str, Any]:
+    changes = {"version": current["version"] + 1, **_direct_changes(clean, now)}
+    for field, column in (
+        ("assignedAgentId", "assigned_agent_id"),
+        ("segmentationId", "segmentation_id"),
+        ("contactId", "contact_id"),
+    ):
+        if field in clean:
+            changes[column] = clean[field]
+    if "amount" in clean and "finalAmount" not in clean and not current["final_amount_set"]:
+        changes["final_amount"] = clean["amount"]  # finalAmount follows amount until set
+    if "stageId" in clean and clean["stageId"] != current["stage_id"]:
+        changes["stage_id"] = clean["stageId"]
+        if "orderInCards" not in clean:
+            changes["order_in_cards"] = await repo.next_card_position(
+                conn, workspace_id, clean["stageId"]
+            )
+            changes["order_in_cards_updated_at"] = now
     return changes
 
 

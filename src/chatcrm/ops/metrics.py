@@ -8,6 +8,7 @@ before the workers start, and a scrape of any worker reports the sum over all of
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -44,9 +45,19 @@ POOL_SIZE = Gauge(
 )
 
 
+# Label children looked up once per (method, route, status): labels() costs microseconds.
+_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+
 def observe(method: str, route: str, status: int, seconds: float) -> None:
-    REQUESTS.labels(method, route, str(status)).inc()
-    LATENCY.labels(method, route).observe(seconds)
+    key = (method, route, status)
+    child = _children.get(key)
+    if child is None:
+        child = (REQUESTS.labels(method, route, str(status)), LATENCY.labels(method, route))
+        if len(_children) < 10_000:  # routes are templates, so this stays small
+            _children[key] = child
+    child[0].inc()
+    child[1].observe(seconds)
 
 
 def set_pool(in_use: int, open_: int) -> None:

@@ -1,0 +1,397 @@
+"""Load benchmark: chatcrm's hot calls against a bare-ASGI ceiling, on PostgreSQL and SQLite.
+
+    make bench                       # or: python bench/run.py [--duration 15] [--quick]
+
+For each backend: a fresh database seeded with 10,000 contacts and 10,000 opportunities,
+`chatcrm serve --workers 2`, then wrk at each concurrency for each case; in the same run a
+hello-world ASGI app on the same server with the same workers gives the ceiling, and every
+case is reported as a ratio to it. Prints a table and writes bench/results/latest.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import seed
+
+BENCH = Path(__file__).resolve().parent
+RESULTS = BENCH / "results"
+BIN = Path(sys.executable).parent
+ADMIN_URL = os.environ.get(
+    "CHATCRM_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+
+CASES = [
+    ("get_contact", "GET contact by id (random ids)"),
+    ("update_contact", "Update Contact (name)"),
+    ("update_opportunity", "Update Opportunity (amount)"),
+    ("list_first_page", "List contacts, first page"),
+    ("list_page_50", "List contacts, page 50 (token)"),
+    ("search_cellphone", "searchByCellphone (random)"),
+]
+
+DONE_LUA = r"""
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'RESULT {"requests":%d,"duration_us":%d,"non_2xx":%d,"connect_errors":%d,' ..
+    '"read_errors":%d,"write_errors":%d,"timeouts":%d,' ..
+    '"p50_ms":%.3f,"p90_ms":%.3f,"p99_ms":%.3f,"max_ms":%.3f,"mean_ms":%.3f}\n',
+    summary.requests, summary.duration, e.status, e.connect, e.read, e.write, e.timeout,
+    latency:percentile(50) / 1000, latency:percentile(90) / 1000,
+    latency:percentile(99) / 1000, latency.max / 1000, latency.mean / 1000))
+end
+"""
+
+
+@dataclass
+class Result:
+    backend: str
+    case: str
+    concurrency: int
+    rps: float
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    max_ms: float
+    requests: int
+    errors: int
+    ratio: float | None = None
+    valid: bool = True
+
+
+def lua_list(values: list[str]) -> str:
+    return "{" + ",".join(json.dumps(v) for v in values) + "}"
+
+
+def script(case: str, s: seed.Seeded, page_50_token: str) -> str:
+    headers = (
+        f'{{["Authorization"] = "Bearer {s.api_key}", ["x-workspace-id"] = "{s.workspace_id}",'
+        ' ["Content-Type"] = "application/json"}'
+    )
+    ws = s.workspace_id
+    if case == "get_contact":
+        body = (
+            f"local ids = {lua_list(s.contact_ids)}\n"
+            f"local h = {headers}\n"
+            "request = function()\n"
+            '  return wrk.format("GET", "/api/contact/" .. ids[math.random(#ids)], h)\n'
+            "end\n"
+        )
+    elif case == "update_contact":
+        body = (
+            f"local ids = {lua_list(s.contact_ids)}\n"
+            f"local h = {headers}\n"
+            "local n = 0\n"
+            "request = function()\n"
+            "  n = n + 1\n"
+            "  local id = ids[math.random(#ids)]\n"
+            f'  return wrk.format("PUT", "/api/contact?id=" .. id .. "&workspaceId={ws}", h,\n'
+            '    \'{"paramToUpdate": "name", "name": "Contact renamed \' .. n .. \'"}\')\n'
+            "end\n"
+        )
+    elif case == "update_opportunity":
+        body = (
+            f"local ids = {lua_list(s.opportunity_ids)}\n"
+            f"local h = {headers}\n"
+            "request = function()\n"
+            "  local id = ids[math.random(#ids)]\n"
+            "  local amount = string.format('%d.%02d',\n"
+            "    math.random(100, 99999), math.random(0, 99))\n"
+            '  return wrk.format("PUT", "/api/opportunity?id=" .. id, h,\n'
+            '    \'{"paramToUpdate": "amount", "amount": \' .. amount .. \'}\')\n'
+            "end\n"
+        )
+    elif case == "list_first_page":
+        body = (
+            f"local h = {headers}\n"
+            'request = function() return wrk.format("GET", "/api/contact", h) end\n'
+        )
+    elif case == "list_page_50":
+        body = (
+            f"local h = {headers}\n"
+            "request = function()\n"
+            f'  return wrk.format("GET", "/api/contact?continuationToken={page_50_token}", h)\n'
+            "end\n"
+        )
+    elif case == "search_cellphone":
+        body = (
+            f"local phones = {lua_list(s.phones)}\n"
+            f"local h = {headers}\n"
+            "request = function()\n"
+            '  return wrk.format("GET", "/api/contact/searchByCellphone?cellphone=%2B" ..\n'
+            "    phones[math.random(#phones)], h)\n"
+            "end\n"
+        )
+    else:  # pragma: no cover
+        raise ValueError(case)
+    return body + DONE_LUA
+
+
+def ensure_wrk() -> str:
+    found = shutil.which("wrk")
+    if found:
+        return found
+    if os.geteuid() != 0:
+        sys.exit("bench: wrk is not installed; run `apt-get install wrk` as root")
+    print("bench: installing wrk from Debian's packages", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(
+        ["apt-get", "install", "-y", "-q", "wrk"], check=True, env=env, stdout=subprocess.DEVNULL
+    )
+    found = shutil.which("wrk")
+    if not found:
+        sys.exit("bench: could not install wrk")
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"server at {url} did not become ready")
+
+
+def start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    out = log.open("wb")
+    return subprocess.Popen(
+        command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def run_wrk(wrk: str, url: str, lua: Path, concurrency: int, duration: int) -> dict[str, Any]:
+    threads = min(2, concurrency)
+    command = [
+        wrk,
+        f"-t{threads}",
+        f"-c{concurrency}",
+        f"-d{duration}s",
+        "--timeout",
+        "10s",
+        "-s",
+        str(lua),
+        url,
+    ]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    line = next(x for x in out.splitlines() if x.startswith("RESULT "))
+    result: dict[str, Any] = json.loads(line.removeprefix("RESULT "))
+    result["rps"] = result["requests"] / (result["duration_us"] / 1e6)
+    return result
+
+
+def page_50_token(base: str, s: seed.Seeded) -> str:
+    headers = {"Authorization": f"Bearer {s.api_key}", "x-workspace-id": s.workspace_id}
+    token = None
+    with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
+        for _ in range(49):
+            params = {"continuationToken": token} if token else {}
+            data = client.get("/api/contact", params=params).json()["data"]
+            token = data["continuationToken"]
+    assert token
+    return str(token)
+
+
+def ceiling(wrk: str, concurrencies: list[int], duration: int, workers: int) -> dict[int, float]:
+    port = free_port()
+    lua = RESULTS / "hello.lua"
+    lua.write_text(DONE_LUA)
+    proc = start(
+        [
+            str(BIN / "uvicorn"),
+            "hello:app",
+            "--app-dir",
+            str(BENCH),
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+            "--lifespan",
+            "off",
+        ],
+        dict(os.environ),
+        RESULTS / "hello.log",
+    )
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/")
+        run_wrk(wrk, f"http://127.0.0.1:{port}/", lua, 16, 2)  # warm-up
+        return {
+            c: run_wrk(wrk, f"http://127.0.0.1:{port}/", lua, c, duration)["rps"]
+            for c in concurrencies
+        }
+    finally:
+        stop(proc)
+
+
+def bench_backend(
+    wrk: str, backend: str, concurrencies: list[int], duration: int, workers: int, size: int
+) -> tuple[list[Result], dict[str, Any]]:
+    print(f"bench: {backend}: seeding {size} contacts and {size} opportunities", flush=True)
+    url = asyncio.run(seed.fresh_database(backend, ADMIN_URL))
+    data = asyncio.run(seed.seed(url, contacts_count=size, opportunities_count=size))
+    print(f"bench: {backend}: seeded in {data.seconds:.1f} s", flush=True)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "CHATCRM_RATE_LIMIT": "0"}  # the benchmark is one key at full speed
+    proc = start(
+        [
+            str(BIN / "chatcrm"),
+            "serve",
+            "--database-url",
+            url,
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+        ],
+        env,
+        RESULTS / f"serve-{backend}.log",
+    )
+    results: list[Result] = []
+    try:
+        wait_ready(f"{base}/ready")
+        token = page_50_token(base, data)
+        for case, _ in CASES:
+            lua = RESULTS / f"{case}.lua"
+            lua.write_text(script(case, data, token))
+            run_wrk(wrk, base, lua, 16, 2)  # warm-up
+            for c in concurrencies:
+                r = run_wrk(wrk, base, lua, c, duration)
+                errors = r["non_2xx"] + r["connect_errors"] + r["read_errors"] + r["write_errors"]
+                errors += r["timeouts"]
+                results.append(
+                    Result(
+                        backend=backend,
+                        case=case,
+                        concurrency=c,
+                        rps=round(r["rps"], 1),
+                        p50_ms=r["p50_ms"],
+                        p90_ms=r["p90_ms"],
+                        p99_ms=r["p99_ms"],
+                        max_ms=r["max_ms"],
+                        requests=r["requests"],
+                        errors=errors,
+                        valid=errors == 0,
+                    )
+                )
+                print(
+                    f"bench: {backend} {case} c={c}: {r['rps']:.0f} req/s, "
+                    f"p99 {r['p99_ms']:.1f} ms, errors {errors}",
+                    flush=True,
+                )
+    finally:
+        stop(proc)
+    locked = (
+        (RESULTS / f"serve-{backend}.log").read_text(errors="replace").count("database is locked")
+    )
+    return results, {"seed_seconds": round(data.seconds, 1), "database_is_locked": locked}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=int, default=15, help="seconds per run")
+    parser.add_argument("--concurrency", default="16,64")
+    parser.add_argument("--backends", default="postgresql,sqlite")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--size", type=int, default=10_000, help="contacts and opportunities")
+    parser.add_argument("--quick", action="store_true", help="3 s runs, 2,000 records")
+    args = parser.parse_args()
+    if args.quick:
+        args.duration, args.size = 3, 2_000
+    concurrencies = [int(c) for c in args.concurrency.split(",")]
+    RESULTS.mkdir(exist_ok=True)
+    wrk = ensure_wrk()
+
+    print("bench: ceiling (bare ASGI hello world)", flush=True)
+    roof = ceiling(wrk, concurrencies, args.duration, args.workers)
+    all_results: list[Result] = []
+    notes: dict[str, Any] = {}
+    for backend in args.backends.split(","):
+        results, info = bench_backend(
+            wrk, backend, concurrencies, args.duration, args.workers, args.size
+        )
+        for r in results:
+            r.ratio = round(r.rps / roof[r.concurrency], 4)
+        all_results += results
+        notes[backend] = info
+
+    report = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
+        "settings": {"duration_s": args.duration, "workers": args.workers, "size": args.size},
+        "ceiling_rps": {str(c): round(v, 1) for c, v in roof.items()},
+        "notes": notes,
+        "results": [asdict(r) for r in all_results],
+    }
+    (RESULTS / "latest.json").write_text(json.dumps(report, indent=2) + "\n")
+    print_table(report, all_results)
+
+
+def print_table(report: dict[str, Any], results: list[Result]) -> None:
+    labels = dict(CASES)
+    print()
+    print(
+        "ceiling (bare ASGI, same server and workers): "
+        + ", ".join(f"c={c}: {v:.0f} req/s" for c, v in report["ceiling_rps"].items())
+    )
+    print(
+        f"{'backend':<11}{'case':<34}{'c':>4}{'req/s':>10}{'ratio':>8}{'p50 ms':>9}"
+        f"{'p99 ms':>9}{'errors':>8}"
+    )
+    for r in results:
+        flag = "" if r.valid else "  INVALID"
+        print(
+            f"{r.backend:<11}{labels[r.case]:<34}{r.concurrency:>4}{r.rps:>10.0f}"
+            f"{(r.ratio or 0):>8.3f}{r.p50_ms:>9.1f}{r.p99_ms:>9.1f}{r.errors:>8}{flag}"
+        )
+    for backend, info in report["notes"].items():
+        print(
+            f"{backend}: seeded in {info['seed_seconds']} s; "
+            f"'database is locked' in server log: {info['database_is_locked']}"
+        )
+    print(f"written: {RESULTS / 'latest.json'}")
+
+
+if __name__ == "__main__":
+    main()
