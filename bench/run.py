@@ -37,6 +37,7 @@ ADMIN_URL = os.environ.get(
     "CHATCRM_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
 
+REFERENCE = ("bare_get_contact", "(floor) bare ASGI+asyncpg, same SELECT")
 CASES = [
     ("get_contact", "GET contact by id (random ids)"),
     ("update_contact", "Update Contact (name)"),
@@ -325,6 +326,71 @@ def bench_backend(
     return results, {"seed_seconds": round(data.seconds, 1), "database_is_locked": locked}
 
 
+def bare_reference(
+    wrk: str, data: seed.Seeded, concurrencies: list[int], duration: int, workers: int
+) -> list[Result]:
+    """GET contact by id without chatcrm around the query (bench/bare_query.py)."""
+    ids = RESULTS / "contact_ids.txt"
+    ids.write_text("\n".join(data.contact_ids))
+    port = free_port()
+    env = {
+        **os.environ,
+        "CHATCRM_BARE_URL": data.database_url,
+        "CHATCRM_BARE_WORKSPACE": data.workspace_id,
+        "CHATCRM_BARE_IDS": str(ids),
+    }
+    proc = start(
+        [
+            str(BIN / "uvicorn"),
+            "bare_query:app",
+            "--app-dir",
+            str(BENCH),
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+            "--lifespan",
+            "off",
+        ],
+        env,
+        RESULTS / "bare.log",
+    )
+    lua = RESULTS / "bare.lua"
+    lua.write_text(DONE_LUA)
+    out = []
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/")
+        run_wrk(wrk, f"http://127.0.0.1:{port}/", lua, 16, 2)
+        for c in concurrencies:
+            r = run_wrk(wrk, f"http://127.0.0.1:{port}/", lua, c, duration)
+            errors = r["non_2xx"] + r["connect_errors"] + r["read_errors"] + r["timeouts"]
+            out.append(
+                Result(
+                    backend="postgresql",
+                    case=REFERENCE[0],
+                    concurrency=c,
+                    rps=round(r["rps"], 1),
+                    p50_ms=r["p50_ms"],
+                    p90_ms=r["p90_ms"],
+                    p99_ms=r["p99_ms"],
+                    max_ms=r["max_ms"],
+                    requests=r["requests"],
+                    errors=errors,
+                    valid=errors == 0,
+                )
+            )
+            print(
+                f"bench: floor bare GET c={c}: {r['rps']:.0f} req/s, p99 {r['p99_ms']:.1f} ms",
+                flush=True,
+            )
+    finally:
+        stop(proc)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=15, help="seconds per run")
@@ -369,7 +435,7 @@ def main() -> None:
 
 
 def print_table(report: dict[str, Any], results: list[Result]) -> None:
-    labels = dict(CASES)
+    labels = dict([*CASES, REFERENCE])
     print()
     print(
         "ceiling (bare ASGI, same server and workers): "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 from collections.abc import AsyncIterator
@@ -13,7 +14,7 @@ from starlette.types import Scope
 from chatcrm import __version__, logs
 from chatcrm.api import errors, openapi
 from chatcrm.api.gate import GateMiddleware
-from chatcrm.api.idempotency import IdempotencyMiddleware
+from chatcrm.api.idempotency import IdempotencyMiddleware, purge_forever
 from chatcrm.api.middleware import RequestContextMiddleware
 from chatcrm.api.ratelimit import RateLimiter
 from chatcrm.auth.service import AuthCache
@@ -38,7 +39,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # walking it again and again (fewer, shorter pauses under load).
         gc.collect()
         gc.freeze()
+        purge = asyncio.create_task(purge_forever(app.state.db))
         yield
+        purge.cancel()
         await app.state.db.dispose()
         metrics.process_exited(os.getpid())
 

@@ -37,6 +37,23 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(out, default=str).decode()
 
 
+class TextFormatter(logging.Formatter):
+    """`level logger: message key=value …` for people reading a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = f"{record.levelname} {record.name}: {record.getMessage()}"
+        extras = " ".join(
+            f"{key}={value}"
+            for key, value in record.__dict__.items()
+            if key not in _STANDARD and not key.startswith("_")
+        )
+        if extras:
+            line = f"{line} {extras}"
+        if record.exc_info:
+            line = f"{line}\n{self.formatException(record.exc_info)}"
+        return line
+
+
 class BufferedStderrHandler(logging.StreamHandler):
     """Writes log lines to stderr through a 64 KiB buffer, flushed every half second and at
     once for warnings and errors: one write per request line would be one system call per
@@ -70,9 +87,7 @@ class BufferedStderrHandler(logging.StreamHandler):
 
 def configure(level: str = "info", *, json: bool = True) -> None:
     handler = BufferedStderrHandler()
-    handler.setFormatter(
-        JsonFormatter() if json else logging.Formatter("%(levelname)s %(name)s: %(message)s")
-    )
+    handler.setFormatter(JsonFormatter() if json else TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -396,3 +396,22 @@ def test_docs_page_answers(http: TestClient) -> None:
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
     assert "/openapi.json" in response.text
+
+
+def test_text_log_lines_keep_the_request_fields() -> None:
+    import logging
+
+    from chatcrm.logs import TextFormatter
+
+    record = logging.makeLogRecord(
+        {
+            "name": "chatcrm.request",
+            "levelname": "INFO",
+            "msg": "request",
+            "status": 200,
+            "request_id": "abc",
+        }
+    )
+    line = TextFormatter().format(record)
+    assert line.startswith("INFO chatcrm.request: request")
+    assert "status=200" in line and "request_id=abc" in line

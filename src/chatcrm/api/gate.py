@@ -32,7 +32,10 @@ class GateMiddleware:
         self.limiter = limiter
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        header = _authorization(scope) if scope["type"] == "http" else None
+        # Only the API takes keys: a probe of /health or /ready that happens to send one
+        # must not be rate limited or fail because the key store is unreachable.
+        api = scope["type"] == "http" and scope["path"].startswith("/api/")
+        header = _authorization(scope) if api else None
         if header is None:
             await self.app(scope, receive, send)
             return

@@ -8,8 +8,11 @@ claim (PostgreSQL row lock / SQLite write lock) and then replays the answer.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
+import logging
+import random
 import re
 from datetime import timedelta
 from decimal import Decimal
@@ -27,8 +30,10 @@ from chatcrm.api.errors import ApiError, BadRequest, Conflict
 from chatcrm.api.gate import STATE_PRINCIPAL
 from chatcrm.auth.service import Principal
 from chatcrm.core.timefmt import utcnow
-from chatcrm.db.database import Connection, Row
+from chatcrm.db.database import Connection, Database, Row
 from chatcrm.db.schema import idempotency_keys
+
+log = logging.getLogger("chatcrm.idempotency")
 
 TTL = timedelta(hours=24)
 HEADER = b"idempotency-key"
@@ -96,6 +101,29 @@ _CLAIM = {
 }
 _STORED = select(_t.request_hash, _t.status_code, _t.response_body, _t.response_headers).where(*_PK)
 _STORE = update(idempotency_keys).where(*_PK)
+
+
+_PURGE = delete(idempotency_keys).where(_t.expires_at < bindparam("_now"))
+PURGE_EVERY_SECONDS = 600.0
+
+
+async def purge_expired(db: Database) -> int:
+    """Delete stored answers past their 24 hours; returns how many."""
+    async with db.single_statement() as conn:
+        return await conn.execute(_PURGE, {"_now": utcnow()})
+
+
+async def purge_forever(db: Database) -> None:
+    """Each worker purges now and then (run as a task for the life of the app)."""
+    while True:
+        await asyncio.sleep(PURGE_EVERY_SECONDS * random.uniform(0.5, 1.5))
+        try:
+            removed = await purge_expired(db)
+        except Exception as exc:  # the database may be down; try again next time
+            log.warning("idempotency purge failed: %s", type(exc).__name__)
+        else:
+            if removed:
+                log.info("idempotency purge", extra={"removed": removed})
 
 
 def _pk(values: dict[str, Any]) -> dict[str, Any]:
@@ -230,8 +258,8 @@ async def _replay(
         raise KeyReused("A request with this Idempotency-Key is still in progress; retry.")
     if stored["request_hash"] != wanted_hash:
         await KeyReused(
-            "This Idempotency-Key was already used with a different request body. "
-            "Use a new key for a new request."
+            "This Idempotency-Key was already used for a different request (another body "
+            "or another workspace). Use a new key for a new request."
         ).response()(scope, receive, send)
         return
     headers = [

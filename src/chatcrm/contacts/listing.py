@@ -11,7 +11,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, exists, or_
+from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, or_
 
 from chatcrm.api.errors import ValidationFailed
 from chatcrm.contacts.repository import read_statement
@@ -139,27 +139,32 @@ async def list_page(
 
 @cache
 def _search_statement(dialect: str, by: str) -> Select[Any]:
-    match = (
-        c.email_key == bindparam("_value")
-        if by == "email"
-        else or_(
-            c.internal_whatsapp_number == bindparam("_value"),
-            c.platform_sender_phone == bindparam("_value"),
+    workspace = c.workspace_id == bindparam("_ws")
+    if by == "email":
+        match = and_(workspace, c.email_key == bindparam("_value"))
+    else:
+        # The workspace inside each branch, so each can use its own (workspace, phone)
+        # index: SQLite would otherwise scan the workspace's contacts.
+        match = or_(
+            and_(workspace, c.internal_whatsapp_number == bindparam("_value")),
+            and_(workspace, c.platform_sender_phone == bindparam("_value")),
         )
-    )
-    return (
-        read_statement(dialect)
-        .where(c.workspace_id == bindparam("_ws"), c.deleted_at.is_(None), match)
-        .order_by(c.created_at.desc(), c.id.desc())
-        .limit(SEARCH_LIMIT)
-    )
+    # No ORDER BY: with one, SQLite walks the list index in date order instead of looking
+    # the value up. Matches are few; they are sorted below.
+    return read_statement(dialect).where(match, c.deleted_at.is_(None)).limit(_SEARCH_SCAN_LIMIT)
+
+
+_SEARCH_SCAN_LIMIT = 1000
 
 
 async def _search(db: Database, by: str, workspace_id: str, value: str) -> list[Row]:
     async with db.read() as conn:
-        return await conn.fetch(
+        rows = await conn.fetch(
             _search_statement(db.dialect, by), {"_ws": workspace_id, "_value": value}
         )
+    # Newest first, as lists: creation time (wire text sorts as time), then id.
+    rows.sort(key=lambda row: (row["created_at"], row["id"]), reverse=True)
+    return rows[:SEARCH_LIMIT]
 
 
 async def search_by_email(db: Database, workspace_id: str, email: str | None) -> list[Row]:

@@ -211,8 +211,10 @@ class Database:
                     s = self.settings
                     # min_size 0: the service starts, and answers 503, while the database
                     # is down; connections are opened on demand and replaced when broken.
+                    # `?host=/var/run/postgresql` selects a Unix socket, as in libpq URLs.
+                    socket_dir = url.query.get("host")
                     self._pg = await asyncpg.create_pool(
-                        host=url.host,
+                        host=url.host or (socket_dir if isinstance(socket_dir, str) else None),
                         port=url.port,
                         user=url.username,
                         password=url.password,

@@ -202,11 +202,26 @@ contacts = Table(
     # Newest first: the list order, and the keyset its continuation tokens walk.
     Index("ix_contacts_list", "workspace_id", "created_at", "id"),
     Index("ix_contacts_stage_order", "workspace_id", "stage_id", "order_in_cards"),
-    Index("ix_contacts_sender_phone", "workspace_id", "platform_sender_phone"),
+    # Partial (migration 0004): SQLite's statistics would count the NULLs as one value.
+    Index(
+        "ix_contacts_sender_phone",
+        "workspace_id",
+        "platform_sender_phone",
+        sqlite_where=text("platform_sender_phone IS NOT NULL"),
+        postgresql_where=text("platform_sender_phone IS NOT NULL"),
+    ),
     # Indexes of the list filters (migration 0002); each ends in the list order.
     Index("ix_contacts_phone", "workspace_id", "internal_whatsapp_number"),
     Index("ix_contacts_stage_list", "workspace_id", "stage_id", "created_at", "id"),
-    Index("ix_contacts_agent_list", "workspace_id", "assigned_agent_id", "created_at", "id"),
+    Index(
+        "ix_contacts_agent_list",
+        "workspace_id",
+        "assigned_agent_id",
+        "created_at",
+        "id",
+        sqlite_where=text("assigned_agent_id IS NOT NULL"),
+        postgresql_where=text("assigned_agent_id IS NOT NULL"),
+    ),
     Index("ix_contacts_solved_list", "workspace_id", "is_solved", "created_at", "id"),
     Index("ix_contacts_modified", "workspace_id", "modified_at"),
     # Unique among live contacts only: a soft-deleted contact frees its phone and email.
@@ -303,9 +318,23 @@ opportunities = Table(
     Index("uq_opportunities_code", "workspace_id", "code", unique=True),
     Index("ix_opportunities_list", "workspace_id", "created_at", "id"),
     Index("ix_opportunities_stage_order", "workspace_id", "stage_id", "order_in_cards"),
-    Index("ix_opportunities_contact", "workspace_id", "contact_id"),
+    Index(
+        "ix_opportunities_contact",
+        "workspace_id",
+        "contact_id",
+        sqlite_where=text("contact_id IS NOT NULL"),
+        postgresql_where=text("contact_id IS NOT NULL"),
+    ),
     Index("ix_opportunities_stage_list", "workspace_id", "stage_id", "created_at", "id"),
-    Index("ix_opportunities_agent_list", "workspace_id", "assigned_agent_id", "created_at", "id"),
+    Index(
+        "ix_opportunities_agent_list",
+        "workspace_id",
+        "assigned_agent_id",
+        "created_at",
+        "id",
+        sqlite_where=text("assigned_agent_id IS NOT NULL"),
+        postgresql_where=text("assigned_agent_id IS NOT NULL"),
+    ),
     Index("ix_opportunities_status_list", "workspace_id", "win_loss_status", "created_at", "id"),
     Index("ix_opportunities_modified", "workspace_id", "modified_at"),
 )

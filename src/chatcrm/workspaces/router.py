@@ -43,7 +43,7 @@ async def get_workspace(workspaceId: str, call: Caller) -> Response:
 )
 async def create_workspace(call: Caller) -> Response:
     body = await call.read_body()
-    if call.header("x-workspace-id") or body.get("workspaceId") is not None:
+    if call.header("x-workspace-id") or body.get("workspaceId") not in (None, ""):
         # Not needed here (the new workspace belongs to the key's account), but a workspace
         # named must be one the key may use, as everywhere: never silently ignored.
         await call.workspace(query=False, body=body)

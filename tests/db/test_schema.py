@@ -1,0 +1,39 @@
+"""The migrations build exactly the schema the code queries (db/schema.py): no drift."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from chatcrm.config import Settings
+from chatcrm.db.engine import standalone_engine
+from chatcrm.db.migrate import head_revision
+from chatcrm.db.schema import metadata
+
+
+def _differences(database_url: str) -> tuple[list[Any], str | None]:
+    async def run() -> tuple[list[Any], str | None]:
+        engine = standalone_engine(database_url, Settings(database_url=database_url))
+        try:
+            async with engine.connect() as conn:
+
+                def compare(sync_conn: Any) -> tuple[list[Any], str | None]:
+                    context = MigrationContext.configure(
+                        sync_conn, opts={"compare_type": False, "compare_server_default": False}
+                    )
+                    return compare_metadata(context, metadata), context.get_current_revision()
+
+                return await conn.run_sync(compare)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(run())
+
+
+def test_migrated_database_matches_the_schema_module(database_url: str) -> None:
+    differences, revision = _differences(database_url)
+    assert revision == head_revision()
+    assert differences == []
