@@ -188,6 +188,12 @@ def _allowed_methods(request: Request) -> str:
     return ", ".join(sorted(methods))
 
 
+def data_problem_response(exc: DataProblem) -> Response:
+    # Validation should stop these first; never let a driver message reach the client.
+    log.warning("database rejected a value: %s", exc)
+    return ValidationFailed([FieldError("request", "a value is out of range")]).response()
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that turn every failure into the envelope."""
 
@@ -222,9 +228,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(DataProblem)
     async def _data_error(_: Request, exc: DataProblem) -> Response:
-        # Validation should stop these first; never let a driver message reach the client.
-        log.warning("database rejected a value: %s", exc)
-        return ValidationFailed([FieldError("request", "a value is out of range")]).response()
+        return data_problem_response(exc)
 
 
 class DuplicateContact(Conflict):
