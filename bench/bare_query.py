@@ -50,7 +50,7 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     args = _QUERY.args({"_ws": _WORKSPACE, "_id": random.choice(_IDS)})
     async with pool.acquire() as conn:
         record = await conn.fetchrow(_QUERY.sql, *args)
-    body = orjson.dumps(_QUERY.row(record), default=str)
+    body = orjson.dumps(dict(record), default=str)
     await send(
         {
             "type": "http.response.start",

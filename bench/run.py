@@ -320,6 +320,8 @@ def bench_backend(
                 )
     finally:
         stop(proc)
+    if backend == "postgresql":
+        results += bare_reference(wrk, data, concurrencies, duration, workers)
     locked = (
         (RESULTS / f"serve-{backend}.log").read_text(errors="replace").count("database is locked")
     )
