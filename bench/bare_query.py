@@ -32,7 +32,7 @@ async def _get_pool() -> asyncpg.Pool:
     if _pool is None:
         url = make_url(os.environ["CHATCRM_BARE_URL"])
         _pool = await asyncpg.create_pool(
-            host=url.host,
+            host=url.query.get("host") or url.host,  # ?host=/dir for a Unix socket
             port=url.port,
             user=url.username,
             password=url.password,

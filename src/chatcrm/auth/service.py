@@ -59,9 +59,6 @@ class AuthCache:
                 self._keys.clear()
             self._keys[key_id] = entry
 
-    def forget_key(self, key_id: str) -> None:
-        self._keys.pop(key_id, None)
-
     def workspace(self, workspace_id: str) -> str | None:
         return self._workspaces.get(workspace_id)
 
