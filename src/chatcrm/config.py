@@ -24,7 +24,8 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     # Requests per second per API key (token bucket); 0 turns limiting off.
     rate_limit: float = Field(default=100.0, ge=0)
-    rate_burst: int = Field(default=200, ge=1)
+    # Bucket capacity of keys on the default limit; unset, twice the rate (100/s -> 200).
+    rate_burst: int | None = Field(default=None, ge=1)
     # Worker processes of this node (set by `chatcrm serve --workers`); limits are shared.
     workers: int = Field(default=1, ge=1, le=64)
     # Seconds an authenticated API key stays cached in a worker.
@@ -33,3 +34,8 @@ class Settings(BaseSettings):
     log_json: bool = True
     # One JSON line per request (method, route, status, duration, request id, key id).
     access_log: bool = True
+
+    @property
+    def default_burst(self) -> float:
+        """Bucket capacity of keys without a limit of their own."""
+        return 2 * self.rate_limit if self.rate_burst is None else float(self.rate_burst)

@@ -176,9 +176,22 @@ def test_rate_limit_zero_turns_limiting_off(settings: Settings, database_url: st
 
 def test_default_limit_is_100_per_second_with_bursts_of_200(database_url: str) -> None:
     settings = Settings(database_url=database_url, access_log=False)
-    assert (settings.rate_limit, settings.rate_burst) == (100, 200)
+    assert (settings.rate_limit, settings.default_burst) == (100, 200)
     with limited_api(settings, database_url) as api:
         assert limits(cheap(api))[:2] == (200, 199)
+
+
+def test_the_burst_follows_the_rate_when_only_the_rate_is_set(
+    monkeypatch: Any, database_url: str
+) -> None:
+    monkeypatch.setenv("CHATCRM_RATE_LIMIT", "2")
+    monkeypatch.delenv("CHATCRM_RATE_BURST", raising=False)
+    settings = Settings(database_url=database_url, access_log=False)
+    with limited_api(settings, database_url) as api:
+        answers = [cheap(api) for _ in range(6)]
+        assert limits(answers[0])[:2] == (4, 3)  # bursts of twice the rate
+        statuses = [r.status_code for r in answers]
+        assert 429 not in statuses[:4] and 429 in statuses[4:], statuses
 
 
 def test_rate_limit_is_read_from_the_environment(monkeypatch: Any, database_url: str) -> None:

@@ -49,7 +49,7 @@ class GateMiddleware:
             return
         request_state[STATE_PRINCIPAL] = principal
         rate = self.settings.rate_limit if principal.rate_limit is None else principal.rate_limit
-        burst = self.settings.rate_burst if principal.rate_limit is None else 2 * rate
+        burst = self.settings.default_burst if principal.rate_limit is None else 2 * rate
         decision = self.limiter.take(principal.key_id, rate=rate, burst=burst)
         if decision is None:
             await self.app(scope, receive, send)
