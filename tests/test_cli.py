@@ -449,7 +449,15 @@ def test_bad_database_url_from_the_environment_fails_with_one_line() -> None:
 
 def test_sqlite_file_in_a_missing_directory_fails_with_one_line(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'missing' / 'dir' / 'x.db'}"
-    failed_with_one_line(run_cli("migrate", "--database-url", url))
+    for command in (("migrate",), ("init", "--json"), ("serve", "--port", "0")):
+        line = failed_with_one_line(run_cli(*command, "--database-url", url))
+        assert "folder of the SQLite file does not exist" in line, line
+
+
+def test_sqlite_path_that_is_a_folder_fails_with_one_line(tmp_path: Path) -> None:
+    (tmp_path / "x.db").mkdir()
+    line = failed_with_one_line(run_cli("migrate", "--database-url", f"sqlite:///{tmp_path}/x.db"))
+    assert "not a file" in line, line
 
 
 def test_version_and_help() -> None:

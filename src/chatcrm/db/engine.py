@@ -5,6 +5,8 @@ Requests run through `chatcrm.db.database` instead (driver-level, see compiled.p
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
@@ -36,10 +38,25 @@ def async_url(url: str) -> URL:
     if backend == "sqlite":
         if not parsed.database or parsed.database == ":memory:":
             raise DatabaseUrlError("SQLite needs a file path, e.g. sqlite:///./chatcrm.db")
+        _check_sqlite_file(Path(parsed.database).expanduser())
         return parsed.set(drivername="sqlite+aiosqlite")
     if backend in ("postgresql", "postgres"):
         return parsed.set(drivername="postgresql+asyncpg")
     raise DatabaseUrlError(f"unsupported database {backend!r}: use sqlite:/// or postgresql://")
+
+
+def _check_sqlite_file(path: Path) -> None:
+    """Refuse a file SQLite cannot open, with a clear message. Checked here rather than
+    left to the driver, whose connect failure also races interpreter shutdown."""
+    if path.exists():
+        if not path.is_file():
+            raise DatabaseUrlError(f"the SQLite database path is not a file: {path}")
+        if not os.access(path, os.R_OK | os.W_OK):
+            raise DatabaseUrlError(f"the SQLite database file is not readable and writable: {path}")
+    elif not path.parent.is_dir():
+        raise DatabaseUrlError(f"the folder of the SQLite file does not exist: {path.parent}")
+    elif not os.access(path.parent, os.W_OK | os.X_OK):
+        raise DatabaseUrlError(f"the folder of the SQLite file is not writable: {path.parent}")
 
 
 def standalone_engine(url: str, settings: Settings) -> AsyncEngine:
