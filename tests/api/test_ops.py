@@ -69,6 +69,14 @@ def test_ready_needs_no_key(http: TestClient) -> None:
     assert ok_data(response, "Service is ready.")["status"] == "ready"
 
 
+def test_probes_answer_head_like_get_without_a_body(http: TestClient) -> None:
+    for path in ("/health", "/ready"):
+        response = http.head(path)
+        assert response.status_code == 200, (path, response.status_code)
+        assert response.content == b""
+        assert response.headers["x-request-id"]
+
+
 def test_ops_endpoints_answer_unknown_methods_in_the_envelope(http: TestClient) -> None:
     for path in ("/health", "/ready", "/metrics"):
         response = http.post(path, json={})

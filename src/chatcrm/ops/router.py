@@ -27,12 +27,15 @@ class Readiness(BaseModel):
     database: str
 
 
+# HEAD too, for load balancers that probe that way (kept out of the schema: same answer).
+@router.head("/health", include_in_schema=False)
 @router.get("/health", operation_id="health", responses=responses(Health, authenticated=False))
 async def health() -> Response:
     """The process is up (does not touch the database)."""
     return ok(m.HEALTHY, {"status": "ok"})
 
 
+@router.head("/ready", include_in_schema=False)
 @router.get(
     "/ready", operation_id="ready", responses=responses(Readiness, 503, authenticated=False)
 )
