@@ -216,6 +216,26 @@ def run_wrk(wrk: str, url: str, lua: Path, concurrency: int, duration: int) -> d
     return result
 
 
+def measured(backend: str, case: str, concurrency: int, r: dict[str, Any]) -> Result:
+    """A wrk run as a result row; any failed request makes it invalid."""
+    errors = sum(
+        r[k] for k in ("non_2xx", "connect_errors", "read_errors", "write_errors", "timeouts")
+    )
+    return Result(
+        backend=backend,
+        case=case,
+        concurrency=concurrency,
+        rps=round(r["rps"], 1),
+        p50_ms=r["p50_ms"],
+        p90_ms=r["p90_ms"],
+        p99_ms=r["p99_ms"],
+        max_ms=r["max_ms"],
+        requests=r["requests"],
+        errors=errors,
+        valid=errors == 0,
+    )
+
+
 def page_50_token(base: str, s: seed.Seeded) -> str:
     headers = {"Authorization": f"Bearer {s.api_key}", "x-workspace-id": s.workspace_id}
     token = None
@@ -295,27 +315,11 @@ def bench_backend(
             lua.write_text(script(case, data, token))
             run_wrk(wrk, base, lua, 16, 2)  # warm-up
             for c in concurrencies:
-                r = run_wrk(wrk, base, lua, c, duration)
-                errors = r["non_2xx"] + r["connect_errors"] + r["read_errors"] + r["write_errors"]
-                errors += r["timeouts"]
-                results.append(
-                    Result(
-                        backend=backend,
-                        case=case,
-                        concurrency=c,
-                        rps=round(r["rps"], 1),
-                        p50_ms=r["p50_ms"],
-                        p90_ms=r["p90_ms"],
-                        p99_ms=r["p99_ms"],
-                        max_ms=r["max_ms"],
-                        requests=r["requests"],
-                        errors=errors,
-                        valid=errors == 0,
-                    )
-                )
+                result = measured(backend, case, c, run_wrk(wrk, base, lua, c, duration))
+                results.append(result)
                 print(
-                    f"bench: {backend} {case} c={c}: {r['rps']:.0f} req/s, "
-                    f"p99 {r['p99_ms']:.1f} ms, errors {errors}",
+                    f"bench: {backend} {case} c={c}: {result.rps:.0f} req/s, "
+                    f"p99 {result.p99_ms:.1f} ms, errors {result.errors}",
                     flush=True,
                 )
     finally:
@@ -368,22 +372,7 @@ def bare_reference(
         run_wrk(wrk, f"http://127.0.0.1:{port}/", lua, 16, 2)
         for c in concurrencies:
             r = run_wrk(wrk, f"http://127.0.0.1:{port}/", lua, c, duration)
-            errors = r["non_2xx"] + r["connect_errors"] + r["read_errors"] + r["timeouts"]
-            out.append(
-                Result(
-                    backend="postgresql",
-                    case=REFERENCE[0],
-                    concurrency=c,
-                    rps=round(r["rps"], 1),
-                    p50_ms=r["p50_ms"],
-                    p90_ms=r["p90_ms"],
-                    p99_ms=r["p99_ms"],
-                    max_ms=r["max_ms"],
-                    requests=r["requests"],
-                    errors=errors,
-                    valid=errors == 0,
-                )
-            )
+            out.append(measured("postgresql", REFERENCE[0], c, r))
             print(
                 f"bench: floor bare GET c={c}: {r['rps']:.0f} req/s, p99 {r['p99_ms']:.1f} ms",
                 flush=True,

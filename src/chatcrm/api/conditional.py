@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from chatcrm.api.errors import PreconditionFailed
+from typing import NoReturn
+
+from chatcrm.api.errors import ApiError, PreconditionFailed
 from chatcrm.db.database import Row
 
 
@@ -34,3 +36,12 @@ def simple_if_match(if_match: str | None) -> tuple[bool, int | None]:
     if len(tag) > 2 and tag[0] == tag[-1] == '"' and tag[1:-1].isascii() and tag[1:-1].isdigit():
         return True, int(tag[1:-1])
     return False, None
+
+
+def explain_unmatched(current: Row | None, if_match: str | None, not_found: ApiError) -> NoReturn:
+    """A single-statement update matched no row: the record is unknown or deleted (404), or
+    `If-Match` named a version it no longer has (412)."""
+    if current is None:
+        raise not_found
+    check_if_match(if_match, etag(current))
+    raise AssertionError("a live record with a matching version was not updated")

@@ -15,7 +15,7 @@ JSON_MEDIA_TYPE = "application/json"
 
 
 def _default(value: object) -> Any:
-    # Money is rendered by the serializers (money_json); other decimals (variable values)
+    # Money arrives as text the database rendered (db/wire.py); other decimals (variable values)
     # are written exactly as they were received, digits and exponent, never rounded.
     if isinstance(value, Decimal) and value.is_finite():
         return orjson.Fragment(str(value).encode())

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from chatcrm.api.bodyrules import create_values, fields_to_update, require_valid
-from chatcrm.api.conditional import check_if_match, etag, simple_if_match
+from chatcrm.api.conditional import check_if_match, etag, explain_unmatched, simple_if_match
 from chatcrm.api.errors import BadRequest, ContactNotFound, DuplicateContact, ValidationFailed
 from chatcrm.contacts import fields
 from chatcrm.contacts import repository as repo
@@ -241,12 +241,9 @@ async def _update_directly(
     changes = _direct_changes(clean, now)
     async with db.single_statement() as conn:
         row = await repo.update_returning(conn, workspace_id, contact_id, changes, version=version)
-        if row is None:  # unknown, deleted, or (with If-Match) changed meanwhile
+        if row is None:
             current = await repo.get(conn, workspace_id, contact_id)
-            if current is None:
-                raise ContactNotFound(contact_id)
-            check_if_match(if_match, etag(current))
-            raise AssertionError("a live contact with a matching version was not updated")
+            explain_unmatched(current, if_match, ContactNotFound(contact_id))
     return row
 
 

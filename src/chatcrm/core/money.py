@@ -2,8 +2,6 @@
 
 from decimal import Decimal, InvalidOperation
 
-import orjson
-
 MAX_AMOUNT = Decimal(10) ** 12
 MAX_PLACES = 4
 
@@ -46,8 +44,3 @@ def money_text(value: Decimal) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text
-
-
-def money_json(value: Decimal) -> orjson.Fragment:
-    """The value as a raw JSON number, so no float ever touches it."""
-    return orjson.Fragment(money_text(value).encode())

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from chatcrm.api.bodyrules import create_values, fields_to_update, require_valid
-from chatcrm.api.conditional import check_if_match, etag, simple_if_match
+from chatcrm.api.conditional import check_if_match, etag, explain_unmatched, simple_if_match
 from chatcrm.api.errors import OpportunityNotFound, ValidationFailed
 from chatcrm.core import values as v
 from chatcrm.core.ids import is_id, new_id
@@ -178,12 +178,9 @@ async def _update_directly(
         row = await repo.update_returning(
             conn, workspace_id, opportunity_id, changes, version=version, follow_amount=follow
         )
-        if row is None:  # unknown, deleted, or (with If-Match) changed meanwhile
+        if row is None:
             current = await repo.get(conn, workspace_id, opportunity_id)
-            if current is None:
-                raise OpportunityNotFound(opportunity_id)
-            check_if_match(if_match, etag(current))
-            raise AssertionError("a live opportunity with a matching version was not updated")
+            explain_unmatched(current, if_match, OpportunityNotFound(opportunity_id))
     return row
 
 
