@@ -209,7 +209,7 @@ def keys_revoke(database_url: str | None, key_id: str) -> None:
     """Revoke an API key by its id (the key itself is accepted too)."""
     from chatcrm.auth import keys as key_format
     from chatcrm.auth import repository as auth_repo
-    from chatcrm.core.timefmt import utcnow
+    from chatcrm.core.timestamps import utcnow
 
     parsed = key_format.parse_key(key_id)
     if parsed is not None:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatcrm.api.body import is_json_media_type, parse_json
-from chatcrm.api.errors import BadRequest
+from chatcrm.core.errors import BadRequest
 
 
 def bad_request(raw: bytes) -> BadRequest:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatcrm.core.timefmt import iso, parse_iso, to_utc, utcnow
+from chatcrm.core.timestamps import iso, parse_iso, to_utc, utcnow
 
 WIRE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from chatcrm.api.errors import BadRequest, UnsupportedMediaType
+from chatcrm.core.errors import BadRequest, UnsupportedMediaType
 
 _SUSPECT_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chatcrm.api.errors import BadRequest, ValidationFailed
-from chatcrm.core.values import FieldError, validate_fields
+from chatcrm.core.errors import BadRequest, FieldError, ValidationFailed
+from chatcrm.core.values import validate_fields
 
 PARAM = "paramToUpdate"
 _ALWAYS_ALLOWED = frozenset({PARAM, "id", "workspaceId"})

@@ -13,17 +13,17 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from chatcrm.api.body import read_json_object
-from chatcrm.api.errors import (
-    ApiError,
+from chatcrm.api.gate import STATE_AUTH_ERROR, STATE_PRINCIPAL
+from chatcrm.auth.service import Principal, bearer_token, check_workspace
+from chatcrm.core.errors import (
     BadRequest,
+    FieldError,
     Forbidden,
+    ServiceError,
     ValidationFailed,
     WorkspaceRequired,
 )
-from chatcrm.api.gate import STATE_AUTH_ERROR, STATE_PRINCIPAL
-from chatcrm.auth.service import Principal, bearer_token, check_workspace
 from chatcrm.core.pagination import TokenCodec
-from chatcrm.core.values import FieldError
 from chatcrm.db.database import Database
 from chatcrm.db.secrets import get_secret
 
@@ -131,7 +131,7 @@ async def get_call(request: Request) -> Call:
     state = request.scope.get("state", {})
     principal: Principal | None = state.get(STATE_PRINCIPAL)
     if principal is None:
-        error: ApiError | None = state.get(STATE_AUTH_ERROR)
+        error: ServiceError | None = state.get(STATE_AUTH_ERROR)
         if error is not None:
             raise error
         bearer_token(None)  # raises the 401 for a missing key

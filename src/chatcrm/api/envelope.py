@@ -5,25 +5,12 @@ order, and money arrives here as `orjson.Fragment` so it is written exactly.
 """
 
 from collections.abc import Mapping
-from decimal import Decimal
-from typing import Any
 
-import orjson
 from starlette.responses import Response
 
+from chatcrm.core.jsontext import dumps
+
 JSON_MEDIA_TYPE = "application/json"
-
-
-def _default(value: object) -> Any:
-    # Money arrives as text the database rendered (db/wire.py); other decimals (variable values)
-    # are written exactly as they were received, digits and exponent, never rounded.
-    if isinstance(value, Decimal) and value.is_finite():
-        return orjson.Fragment(str(value).encode())
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-def dumps(value: object) -> bytes:
-    return orjson.dumps(value, default=_default)
 
 
 def envelope_bytes(

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from chatcrm.api.errors import ApiError, RateLimited
+from chatcrm.api.errors import render
 from chatcrm.api.ratelimit import RateLimiter
 from chatcrm.auth.service import authenticate
 from chatcrm.config import Settings
+from chatcrm.core.errors import RateLimited, ServiceError
 
 STATE_PRINCIPAL = "principal"
 STATE_AUTH_ERROR = "auth_error"
@@ -43,7 +44,7 @@ class GateMiddleware:
         request_state = scope.setdefault("state", {})
         try:
             principal = await authenticate(state.db, state.auth_cache, header)
-        except ApiError as exc:
+        except ServiceError as exc:
             request_state[STATE_AUTH_ERROR] = exc
             await self.app(scope, receive, send)
             return
@@ -56,10 +57,12 @@ class GateMiddleware:
             return
         headers = decision.headers()
         if not decision.allowed:
-            refused = RateLimited(
-                f"Too many requests for this API key: the limit is {rate:g} per second "
-                f"(bursts of {burst:g}). Retry after {decision.retry_after} s."
-            ).response()
+            refused = render(
+                RateLimited(
+                    f"Too many requests for this API key: the limit is {rate:g} per second "
+                    f"(bursts of {burst:g}). Retry after {decision.retry_after} s."
+                )
+            )
             refused.raw_headers.extend(headers)
             await refused(scope, receive, send)
             return

@@ -17,7 +17,8 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from chatcrm.api.deps import Call, get_call
-from chatcrm.api.errors import ApiError, data_problem_response
+from chatcrm.api.errors import data_problem_response, render
+from chatcrm.core.errors import ServiceError
 from chatcrm.db.errors import DataProblem
 
 Endpoint = Callable[..., Awaitable[Response]]
@@ -61,8 +62,8 @@ class HotRoutes:
         try:
             call: Call = await get_call(Request(scope, receive))
             response = await endpoint(*args, call)
-        except ApiError as exc:
-            response = exc.response()
+        except ServiceError as exc:
+            response = render(exc)
         except DataProblem as exc:
             response = data_problem_response(exc)
         await response(scope, receive, send)

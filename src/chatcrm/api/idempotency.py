@@ -24,12 +24,13 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from chatcrm.api import messages as m
 from chatcrm.api.body import parse_json
-from chatcrm.api.errors import ApiError, BadRequest, Conflict
+from chatcrm.api.errors import render
 from chatcrm.api.gate import STATE_PRINCIPAL
 from chatcrm.auth.service import Principal
-from chatcrm.core.timefmt import utcnow
+from chatcrm.core import messages as m
+from chatcrm.core.errors import BadRequest, Conflict, ServiceError
+from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection, Database, Row
 from chatcrm.db.schema import idempotency_keys
 
@@ -70,7 +71,7 @@ def request_hash(body: bytes, workspace: str | None) -> str:
     header (the same body sent to another workspace is another request, not a retry)."""
     try:
         canonical = orjson.dumps(_canonical(parse_json(body)), option=orjson.OPT_SORT_KEYS)
-    except ApiError:  # not JSON: the handler will refuse it; compare the bytes
+    except ServiceError:  # not JSON: the handler will refuse it; compare the bytes
         canonical = b"raw:" + body
     return hashlib.sha256(f"{workspace or ''}\n".encode() + canonical).hexdigest()
 
@@ -163,15 +164,18 @@ class IdempotencyMiddleware:
             await self.app(scope, receive, send)
             return
         if not _KEY_RE.fullmatch(key):
-            await BadRequest.field(
-                "Idempotency-Key", "The Idempotency-Key must be 1 to 255 visible ASCII characters."
-            ).response()(scope, receive, send)
+            await render(
+                BadRequest.field(
+                    "Idempotency-Key",
+                    "The Idempotency-Key must be 1 to 255 visible ASCII characters.",
+                )
+            )(scope, receive, send)
             return
 
         try:
             body = await _read_body(receive)
-        except ApiError as exc:  # e.g. 413: answered here, inside the gate's headers
-            await exc.response()(scope, receive, send)
+        except ServiceError as exc:  # e.g. 413: answered here, inside the gate's headers
+            await render(exc)(scope, receive, send)
             return
         now = utcnow()
         values = {
@@ -257,10 +261,12 @@ async def _replay(
     if stored is None or stored["status_code"] == 0:  # pragma: no cover - claim is atomic
         raise KeyReused("A request with this Idempotency-Key is still in progress; retry.")
     if stored["request_hash"] != wanted_hash:
-        await KeyReused(
-            "This Idempotency-Key was already used for a different request (another body "
-            "or another workspace). Use a new key for a new request."
-        ).response()(scope, receive, send)
+        await render(
+            KeyReused(
+                "This Idempotency-Key was already used for a different request (another body "
+                "or another workspace). Use a new key for a new request."
+            )
+        )(scope, receive, send)
         return
     headers = [
         (k.encode(), v.encode("latin-1"))

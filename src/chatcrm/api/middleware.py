@@ -14,13 +14,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from chatcrm.api.errors import (
-    ApiError,
-    PayloadTooLarge,
-    ServiceUnavailable,
-    internal_error,
-    is_unavailable,
-)
+from chatcrm.api.errors import internal_error, is_unavailable, render
+from chatcrm.core.errors import PayloadTooLarge, ServiceError, ServiceUnavailable
 
 log = logging.getLogger("chatcrm.request")
 
@@ -134,11 +129,11 @@ class RequestContextMiddleware:
             if started:
                 raise
             response: Any
-            if isinstance(exc, ApiError):  # raised by an outer middleware (auth, body size)
-                response = exc.response()
+            if isinstance(exc, ServiceError):  # raised by an outer middleware (auth, body size)
+                response = render(exc)
             elif is_unavailable(exc):
                 log.warning("database unavailable: %s", type(exc).__name__)
-                response = ServiceUnavailable().response()
+                response = render(ServiceUnavailable())
             else:
                 log.exception("unhandled error", extra={"request_id": request_id})
                 response = internal_error()

@@ -7,10 +7,9 @@ from datetime import datetime
 
 from starlette.requests import Request
 
-from chatcrm.api.errors import BadRequest, ValidationFailed
+from chatcrm.core.errors import BadRequest, FieldError, ValidationFailed
 from chatcrm.core.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
-from chatcrm.core.timefmt import parse_iso
-from chatcrm.core.values import FieldError
+from chatcrm.core.timestamps import parse_iso
 
 
 def reject_unknown(request: Request, allowed: Iterable[str]) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from chatcrm.api.errors import Forbidden, Unauthorized
 from chatcrm.auth import keys
 from chatcrm.auth import repository as repo
+from chatcrm.core.errors import Forbidden, Unauthorized
 from chatcrm.core.ids import is_id, new_id
-from chatcrm.core.timefmt import utcnow
+from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection, Database
 
 

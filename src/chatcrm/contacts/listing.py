@@ -13,11 +13,10 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, or_
 
-from chatcrm.api.errors import ValidationFailed
 from chatcrm.contacts.repository import read_statement
 from chatcrm.core import values as v
+from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.pagination import TokenCodec, filters_digest
-from chatcrm.core.values import FieldError
 from chatcrm.db.database import Database, Row
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import contact_tags, contacts

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from chatcrm.api.bodyrules import create_values, require_valid
-from chatcrm.api.errors import ContactNotFound, ValidationFailed
 from chatcrm.contacts import repository as repo
+from chatcrm.contacts.errors import ContactNotFound
 from chatcrm.core import values as v
+from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.pagination import TokenCodec
-from chatcrm.core.timefmt import iso, utcnow
-from chatcrm.core.values import FieldError
+from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Database, Row
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import contact_activities

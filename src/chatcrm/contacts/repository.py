@@ -14,10 +14,11 @@ from typing import Any
 from sqlalchemy import Select, and_, bindparam, delete, func, insert, select, update
 from sqlalchemy.sql.elements import BindParameter
 
+from chatcrm.core.timestamps import iso_sql
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.idlist import id_list, in_id_list
+from chatcrm.db.jsonagg import json_array_of_objects, wire_columns
 from chatcrm.db.schema import agents, contact_activities, contact_tags, contacts, tags
-from chatcrm.db.wire import iso_text, json_array_of_objects, wire_columns
 
 c = contacts.c
 _WS: BindParameter[str] = bindparam("_ws")
@@ -25,7 +26,7 @@ _ID: BindParameter[str] = bindparam("_id")
 _LIVE = (c.workspace_id == _WS, c.id == _ID, c.deleted_at.is_(None))
 
 
-# Shown in answers: formatted by the database (db/wire.py). The row's created_at is then
+# Shown in answers: formatted by the database (core/timestamps.py). The row's created_at is then
 # text too; the keyset reads it back (db/keyset.py).
 _WIRE_TIMESTAMPS = {
     "created_at",
@@ -47,7 +48,7 @@ def read_columns(dialect: str) -> tuple[Any, ...]:
             ("id", tags.c.id),
             ("name", tags.c.name),
             ("color", tags.c.color),
-            ("assignmentDate", iso_text(contact_tags.c.assigned_at, dialect)),
+            ("assignmentDate", iso_sql(contact_tags.c.assigned_at, dialect)),
         ],
         from_=contact_tags.join(
             tags,

@@ -7,10 +7,8 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.responses import Response
 
-from chatcrm.api import messages as m
 from chatcrm.api import params
 from chatcrm.api.body import read_json_object
-from chatcrm.api.conditional import etag
 from chatcrm.api.deps import Caller, check_body_workspace
 from chatcrm.api.envelope import ok
 from chatcrm.api.openapi import (
@@ -36,7 +34,9 @@ from chatcrm.contacts.schemas import (
     DeleteBatchResult,
 )
 from chatcrm.contacts.serialize import contact_full, contact_read
+from chatcrm.core import messages as m
 from chatcrm.db.database import Row
+from chatcrm.records.conditional import etag
 
 router = APIRouter(tags=["contacts"])
 

@@ -7,19 +7,19 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from chatcrm.api.bodyrules import create_values, fields_to_update, require_valid
-from chatcrm.api.conditional import check_if_match, etag, explain_unmatched, simple_if_match
-from chatcrm.api.errors import BadRequest, ContactNotFound, DuplicateContact, ValidationFailed
 from chatcrm.contacts import fields
 from chatcrm.contacts import repository as repo
+from chatcrm.contacts.errors import ContactNotFound, DuplicateContact
 from chatcrm.core import values as v
+from chatcrm.core.errors import BadRequest, FieldError, ValidationFailed
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.jsontext import load_exact, to_text
-from chatcrm.core.timefmt import utcnow
-from chatcrm.core.values import FieldError
+from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection, Database, Row
 from chatcrm.db.errors import UniqueViolation
+from chatcrm.records.conditional import check_if_match, etag, explain_unmatched, simple_if_match
+from chatcrm.records.references import References
 from chatcrm.workspaces import repository as workspaces
-from chatcrm.workspaces.references import References
 
 
 async def get(db: Database, workspace_id: str, contact_id: str) -> Row:

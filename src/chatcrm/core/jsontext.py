@@ -8,7 +8,18 @@ from typing import Any
 
 import orjson
 
-from chatcrm.api.envelope import dumps
+
+def _exact(value: object) -> Any:
+    # Decimals (money, variable values) are written exactly as they are, digits and
+    # exponent, never rounded through a float.
+    if isinstance(value, Decimal) and value.is_finite():
+        return orjson.Fragment(str(value).encode())
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def dumps(value: object) -> bytes:
+    """JSON bytes with orjson (key order kept); Decimals exact."""
+    return orjson.dumps(value, default=_exact)
 
 
 def to_text(value: Any) -> str:

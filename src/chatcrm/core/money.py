@@ -1,6 +1,12 @@
-"""Money: exact decimals, 0 ≤ value ≤ 10^12, at most four decimal places."""
+"""The money format: exact decimals, 0 ≤ value ≤ 10^12, at most four decimal places, written
+without exponent or trailing zeros (`2500.75`, `0`, `1200.5`). Validated from JSON input
+(`parse_money`), rendered in Python (`money_text`) or by the database (`money_sql`).
+"""
 
 from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from sqlalchemy import ColumnElement, Text, func, type_coerce
 
 MAX_AMOUNT = Decimal(10) ** 12
 MAX_PLACES = 4
@@ -44,3 +50,10 @@ def money_text(value: Decimal) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text
+
+
+def money_sql(column: Any, dialect: str) -> ColumnElement[str]:
+    """The same text as `money_text`, rendered by the database from a money column."""
+    if dialect == "postgresql":
+        return func.trim_scale(column).cast(Text)
+    return type_coerce(column, Text)  # SQLite stores the canonical text already (db/types.py)

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from chatcrm.api.errors import InvalidContinuationToken
+from chatcrm.core.errors import InvalidContinuationToken
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100

@@ -11,9 +11,10 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from chatcrm.core.errors import FieldError
 from chatcrm.core.money import MoneyError, parse_money
 from chatcrm.core.phone import PhoneError, normalize_phone
-from chatcrm.core.timefmt import parse_iso
+from chatcrm.core.timestamps import parse_iso
 
 NAME_MAX = 200
 TEXT_MAX = 10_000
@@ -28,15 +29,6 @@ _EMAIL = re.compile(
     r"^[^@\s\"(),:;<>\[\\\]]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?"
     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)+$"
 )
-
-
-class FieldError(ValueError):
-    """An invalid value of one field; collected into a 422 `VALIDATION_ERROR`."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 def _type_name(value: object) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import Select, String, bindparam, tuple_
 
 from chatcrm.core.pagination import Position, TokenCodec
-from chatcrm.core.timefmt import parse_iso
+from chatcrm.core.timestamps import parse_iso
 from chatcrm.db.database import Database, Row
 from chatcrm.db.types import UTCDateTime
 
@@ -69,7 +69,7 @@ async def list_with_token(
     rows = rows[:size]
     last = rows[-1]
     created = last["created_at"]
-    if isinstance(created, str):  # read columns carry it as wire text (db/wire.py)
+    if isinstance(created, str):  # read columns carry it as wire text (core/timestamps.py)
         created = parse_iso(created)
     position = Position(created_at=created, id=last["id"])
     return rows, codec.encode(scope=scope, digest=digest, position=position)

@@ -24,10 +24,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.sql.elements import BindParameter
 
+from chatcrm.core.timestamps import iso_sql
 from chatcrm.db.database import Connection, Row
+from chatcrm.db.jsonagg import json_array_of_objects, wire_columns
 from chatcrm.db.schema import contacts, opportunities, opportunity_activities
 from chatcrm.db.types import Money
-from chatcrm.db.wire import iso_text, json_array_of_objects, wire_columns
 
 o = opportunities.c
 _WS: BindParameter[str] = bindparam("_ws")
@@ -35,7 +36,7 @@ _ID: BindParameter[str] = bindparam("_id")
 _LIVE = (o.workspace_id == _WS, o.id == _ID, o.deleted_at.is_(None))
 
 
-# Shown in answers: formatted by the database (db/wire.py), as is money.
+# Shown in answers: formatted by the database (core/timestamps.py), as is money.
 _WIRE_TIMESTAMPS = {
     "win_loss_date",
     "created_at",
@@ -57,7 +58,7 @@ def read_columns(dialect: str) -> tuple[Any, ...]:
             ("id", acts.id),
             ("categoryType", acts.category),
             ("content", acts.content),
-            ("date", iso_text(acts.date, dialect)),
+            ("date", iso_sql(acts.date, dialect)),
             ("createdBy", acts.created_by),
         ],
         from_=opportunity_activities,

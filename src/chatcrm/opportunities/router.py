@@ -5,10 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.responses import Response
 
-from chatcrm.api import messages as m
 from chatcrm.api import params
 from chatcrm.api.body import read_json_object
-from chatcrm.api.conditional import etag
 from chatcrm.api.deps import Caller, check_body_workspace
 from chatcrm.api.envelope import ok
 from chatcrm.api.openapi import (
@@ -21,6 +19,7 @@ from chatcrm.api.openapi import (
     query_param,
     responses,
 )
+from chatcrm.core import messages as m
 from chatcrm.opportunities import fields, listing, service
 from chatcrm.opportunities.schemas import (
     OpportunityActivityBody,
@@ -33,6 +32,7 @@ from chatcrm.opportunities.schemas import (
     OpportunityUpdated,
 )
 from chatcrm.opportunities.serialize import opportunity
+from chatcrm.records.conditional import etag
 
 router = APIRouter(tags=["opportunities"])
 

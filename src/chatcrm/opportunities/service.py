@@ -6,18 +6,18 @@ from datetime import datetime
 from typing import Any
 
 from chatcrm.api.bodyrules import create_values, fields_to_update, require_valid
-from chatcrm.api.conditional import check_if_match, etag, explain_unmatched, simple_if_match
-from chatcrm.api.errors import OpportunityNotFound, ValidationFailed
 from chatcrm.core import values as v
+from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.jsontext import to_text
-from chatcrm.core.timefmt import utcnow
-from chatcrm.core.values import FieldError
+from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection, Database, Row
 from chatcrm.opportunities import fields
 from chatcrm.opportunities import repository as repo
+from chatcrm.opportunities.errors import OpportunityNotFound
+from chatcrm.records.conditional import check_if_match, etag, explain_unmatched, simple_if_match
+from chatcrm.records.references import References
 from chatcrm.workspaces import repository as workspaces
-from chatcrm.workspaces.references import References
 
 
 async def get(db: Database, workspace_id: str, opportunity_id: str) -> Row:

@@ -7,11 +7,12 @@ from pydantic import BaseModel
 from sqlalchemy import literal, select
 from starlette.responses import Response
 
-from chatcrm.api import messages as m
 from chatcrm.api.deps import Db
 from chatcrm.api.envelope import ok
-from chatcrm.api.errors import ServiceUnavailable, is_unavailable
+from chatcrm.api.errors import is_unavailable
 from chatcrm.api.openapi import responses
+from chatcrm.core import messages as m
+from chatcrm.core.errors import ServiceUnavailable
 from chatcrm.ops import metrics
 
 router = APIRouter(tags=["operations"])

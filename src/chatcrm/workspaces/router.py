@@ -9,11 +9,11 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 from starlette.responses import Response
 
-from chatcrm.api import messages as m
 from chatcrm.api.body import read_json_object
 from chatcrm.api.deps import Caller, check_body_workspace
 from chatcrm.api.envelope import ok
 from chatcrm.api.openapi import IDEMPOTENCY_KEY, WORKSPACE_HEADER, operation, responses
+from chatcrm.core import messages as m
 from chatcrm.db.database import Connection
 from chatcrm.workspaces import schemas, service
 

@@ -6,11 +6,10 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from chatcrm.api.bodyrules import create_values, require_valid
-from chatcrm.api.errors import NotFound
 from chatcrm.core import values as v
+from chatcrm.core.errors import FieldError, NotFound
 from chatcrm.core.ids import new_id
-from chatcrm.core.timefmt import iso, utcnow
-from chatcrm.core.values import FieldError
+from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection
 from chatcrm.workspaces import repository as repo
 

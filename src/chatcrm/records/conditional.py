@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from chatcrm.api.errors import ApiError, PreconditionFailed
+from chatcrm.core.errors import PreconditionFailed, ServiceError
 from chatcrm.db.database import Row
 
 
@@ -38,7 +38,9 @@ def simple_if_match(if_match: str | None) -> tuple[bool, int | None]:
     return False, None
 
 
-def explain_unmatched(current: Row | None, if_match: str | None, not_found: ApiError) -> NoReturn:
+def explain_unmatched(
+    current: Row | None, if_match: str | None, not_found: ServiceError
+) -> NoReturn:
     """A single-statement update matched no row: the record is unknown or deleted (404), or
     `If-Match` named a version it no longer has (412)."""
     if current is None:

@@ -1,6 +1,15 @@
-"""Timestamps on the wire: ISO 8601 UTC with microseconds and `Z`, both ways."""
+"""The timestamp wire format: ISO 8601 UTC, always six fractional digits and `Z`
+(`2025-04-07T21:56:19.325443Z`). Rendered in Python (`iso`) or by the database in the
+SELECT list (`iso_sql`, so reads need no per-value work in Python); parsed leniently
+from any ISO 8601 input (`parse_iso`).
+"""
 
 from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, case, func, literal_column
+
+_PG_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
 
 
 def utcnow() -> datetime:
@@ -24,6 +33,19 @@ def iso(value: datetime | None) -> str | None:
         f"{value.year:04d}-{value.month:02d}-{value.day:02d}T"
         f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}.{value.microsecond:06d}Z"
     )
+
+
+def iso_sql(column: Any, dialect: str) -> ColumnElement[str]:
+    """The same text as `iso`, rendered by the database from a timestamp column."""
+    if dialect == "postgresql":
+        # asyncpg stores datetime.max / datetime.min as ±infinity, which to_char cannot show.
+        return case(
+            (column == literal_column("'infinity'::timestamptz"), "9999-12-31T23:59:59.999999Z"),
+            (column == literal_column("'-infinity'::timestamptz"), "0001-01-01T00:00:00.000000Z"),
+            else_=func.to_char(func.timezone("UTC", column), _PG_FORMAT),
+        )
+    # SQLite stores `YYYY-MM-DD HH:MM:SS.ffffff` (always six fractional digits, db/types.py).
+    return func.replace(column, " ", "T").op("||")("Z")
 
 
 def parse_iso(text: str) -> datetime:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from chatcrm.api.errors import ValidationFailed
+from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.ids import is_id
-from chatcrm.core.values import FieldError
 from chatcrm.db.database import Connection
 from chatcrm.workspaces import repository as repo
 
