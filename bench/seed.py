@@ -70,7 +70,7 @@ async def seed(url: str, *, contacts_count: int, opportunities_count: int) -> Se
     db = Database(Settings(database_url=url))
     rng = random.Random(42)
     try:
-        async with db.write() as conn:
+        async with db.transaction() as conn:
             account = await init_account(conn, workspace_name="Benchmark")
             ws = account.workspace_id
             tag_ids = [
@@ -89,7 +89,8 @@ async def seed(url: str, *, contacts_count: int, opportunities_count: int) -> Se
                 "tags": rng.sample(tag_ids, rng.randint(0, 3)),
                 "variables": [{"name": "source", "value": "bench"}],
             }
-            row = await contacts.create(db, workspace_id=ws, body=body)
+            async with db.session() as conn:
+                row = await contacts.create(conn, workspace_id=ws, body=body)
             out.contact_ids.append(row["id"])
             out.phones.append(phone)
 
@@ -99,7 +100,10 @@ async def seed(url: str, *, contacts_count: int, opportunities_count: int) -> Se
                 "amount": rng.randint(100, 100_000),
                 "contactId": rng.choice(out.contact_ids),
             }
-            row = await opportunities.create(db, workspace_id=ws, key_id=account.key_id, body=body)
+            async with db.session() as conn:
+                row = await opportunities.create(
+                    conn, workspace_id=ws, key_id=account.key_id, body=body
+                )
             out.opportunity_ids.append(row["id"])
 
         await _in_batches(contact, contacts_count)

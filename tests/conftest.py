@@ -135,7 +135,7 @@ def new_account(database_url: str, workspace_name: str = "Test workspace") -> Ne
     async def run() -> NewAccount:
         db = Database(Settings(database_url=database_url))
         try:
-            async with db.write() as conn:
+            async with db.transaction() as conn:
                 return await init_account(conn, workspace_name=workspace_name)
         finally:
             await db.dispose()

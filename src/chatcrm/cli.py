@@ -66,7 +66,7 @@ def _run_db(database_url: str | None, work: Callable[[Connection], Awaitable[T]]
             await engine.dispose()
         db = Database(settings)
         try:
-            async with db.write() as conn:
+            async with db.transaction() as conn:
                 return await work(conn)
         finally:
             await db.dispose()

@@ -89,7 +89,7 @@ def second_key(api: Api, database_url: str) -> Api:
     async def run() -> tuple[str, str]:
         db = Database(Settings(database_url=database_url))
         try:
-            async with db.write() as conn:
+            async with db.transaction() as conn:
                 return await create_key(conn, account_id=api.account.account_id)
         finally:
             await db.dispose()

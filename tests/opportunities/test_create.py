@@ -75,7 +75,7 @@ def stored(database_url: str, workspace_id: str, opportunity_id: str) -> tuple[A
     async def work() -> tuple[Any, int]:
         db = Database(Settings(database_url=database_url))
         try:
-            async with db.read() as conn:
+            async with db.session() as conn:
                 row = await opportunity_repo.get(conn, workspace_id, opportunity_id)
         finally:
             await db.dispose()

@@ -14,6 +14,7 @@ from fastapi import Depends, Request
 
 from chatcrm.api.body import read_json_object
 from chatcrm.api.gate import STATE_AUTH_ERROR, STATE_PRINCIPAL
+from chatcrm.api.middleware import STATE_CONNECTION
 from chatcrm.auth.service import Principal, bearer_token, check_workspace
 from chatcrm.core.errors import (
     BadRequest,
@@ -24,7 +25,7 @@ from chatcrm.core.errors import (
     WorkspaceRequired,
 )
 from chatcrm.core.pagination import TokenCodec
-from chatcrm.db.database import Database
+from chatcrm.db.database import Connection
 from chatcrm.db.secrets import get_secret
 
 WORKSPACE_HEADER = "x-workspace-id"
@@ -36,11 +37,11 @@ def _given(value: str | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """An authenticated request."""
+    """An authenticated request, with its one database connection."""
 
     request: Request
     principal: Principal
-    db: Database
+    conn: Connection
 
     @property
     def key_id(self) -> str:
@@ -61,8 +62,7 @@ class Call:
         state = self.request.app.state
         codec: TokenCodec | None = getattr(state, "token_codec", None)
         if codec is None:
-            async with self.db.read() as conn:
-                key = await get_secret(conn, "token_key")
+            key = await get_secret(self.conn, "token_key")
             codec = state.token_codec = TokenCodec(bytes.fromhex(key))
         return codec
 
@@ -104,7 +104,7 @@ class Call:
                 "The header 'x-workspace-id' and 'workspaceId' name different workspaces."
             )
         state = self.request.app.state
-        return await check_workspace(self.db, state.auth_cache, self.principal, named[0])
+        return await check_workspace(self.conn, state.auth_cache, self.principal, named[0])
 
     async def check_header_workspace(self) -> None:
         """A workspace named in the header must be usable (403) before the body is even
@@ -112,7 +112,7 @@ class Call:
         header = _given(self.header(WORKSPACE_HEADER))
         if header is not None:
             state = self.request.app.state
-            await check_workspace(self.db, state.auth_cache, self.principal, header)
+            await check_workspace(self.conn, state.auth_cache, self.principal, header)
 
     async def read_body(self) -> dict[str, Any]:
         """The JSON object body, once the header's workspace (if any) passed."""
@@ -138,7 +138,7 @@ async def get_call(request: Request) -> Call:
         raise AssertionError("unreachable")
     if b"%00" in request.scope.get("query_string", b""):
         _reject_nul(request)
-    return Call(request=request, principal=principal, db=request.app.state.db)
+    return Call(request=request, principal=principal, conn=state[STATE_CONNECTION])
 
 
 def _reject_nul(request: Request) -> None:
@@ -154,14 +154,14 @@ def _reject_nul(request: Request) -> None:
 Caller = Annotated[Call, Depends(get_call)]
 
 
-async def get_db(request: Request) -> Database:
-    """For the unauthenticated operations endpoints. Async: FastAPI runs plain `def`
-    dependencies in a thread pool."""
-    db: Database = request.app.state.db
-    return db
+async def get_connection(request: Request) -> Connection:
+    """The request's connection, for the unauthenticated operations endpoints. Async:
+    FastAPI runs plain `def` dependencies in a thread pool."""
+    conn: Connection = request.scope["state"][STATE_CONNECTION]
+    return conn
 
 
-Db = Annotated[Database, Depends(get_db)]
+RequestConnection = Annotated[Connection, Depends(get_connection)]
 
 
 def check_body_workspace(body: dict[str, Any], workspace_id: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api.errors import render
+from chatcrm.api.middleware import STATE_CONNECTION
 from chatcrm.api.ratelimit import RateLimiter
 from chatcrm.auth.service import authenticate
 from chatcrm.config import Settings
@@ -43,7 +44,9 @@ class GateMiddleware:
         state = scope["app"].state
         request_state = scope.setdefault("state", {})
         try:
-            principal = await authenticate(state.db, state.auth_cache, header)
+            principal = await authenticate(
+                request_state[STATE_CONNECTION], state.auth_cache, header
+            )
         except ServiceError as exc:
             request_state[STATE_AUTH_ERROR] = exc
             await self.app(scope, receive, send)

@@ -1,9 +1,10 @@
 """`Idempotency-Key` on POST: the first answer is stored and replayed, never done twice.
 
-The key is claimed, the request handled and its answer stored in ONE database transaction
-(the handler's writes nest in it as a savepoint). So either the record and the stored
-answer both exist, or neither does; a concurrent request with the same key waits on the
-claim (PostgreSQL row lock / SQLite write lock) and then replays the answer.
+The key is claimed, the request handled and its answer stored in the request's ONE
+database transaction (the handler's writes nest in it as a savepoint, undone when its
+answer is an error). So either the record and the stored answer both exist, or neither
+does; a concurrent request with the same key waits on the claim (PostgreSQL row lock /
+SQLite write lock) and then replays the answer.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from chatcrm.api.body import parse_json
 from chatcrm.api.errors import render
 from chatcrm.api.gate import STATE_PRINCIPAL
+from chatcrm.api.middleware import STATE_CONNECTION
 from chatcrm.auth.service import Principal
 from chatcrm.core import messages as m
 from chatcrm.core.errors import BadRequest, Conflict, ServiceError
@@ -110,7 +112,7 @@ PURGE_EVERY_SECONDS = 600.0
 
 async def purge_expired(db: Database) -> int:
     """Delete stored answers past their 24 hours; returns how many."""
-    async with db.single_statement() as conn:
+    async with db.session() as conn:
         return await conn.execute(_PURGE, {"_now": utcnow()})
 
 
@@ -146,8 +148,8 @@ async def _stored(conn: Connection, values: dict[str, Any]) -> Row | None:
     return await conn.fetchrow(_STORED, _pk(values))
 
 
-class _Discard(Exception):
-    """Roll the request transaction back (the answer is not to be stored)."""
+class _Undo(Exception):
+    """Undo the handler's changes: its answer is an error (which may still be stored)."""
 
 
 class IdempotencyMiddleware:
@@ -190,42 +192,48 @@ class IdempotencyMiddleware:
             "created_at": now,
             "expires_at": now + TTL,
         }
-        db = scope["app"].state.db
+        conn: Connection = scope["state"][STATE_CONNECTION]
         captured: list[Message] = []
 
         async def capture(message: Message) -> None:
             captured.append(message)
 
+        # The claim, the handler's changes and the stored answer share the request's one
+        # transaction, committed before the answer is sent (api/middleware.py).
+        await conn.begin()
+        if not await _claim(conn, values):
+            stored = await _stored(conn, values)
+            await _replay(stored, values["request_hash"], scope, receive, send)
+            return
+        status = 500
         try:
-            async with db.request_transaction() as conn:
-                if not await _claim(conn, values):
-                    stored = await _stored(conn, values)
-                    await _replay(stored, values["request_hash"], scope, receive, send)
-                    return
+            async with conn.savepoint():
                 await self.app(scope, _replaying(body), capture)
                 status = captured[0]["status"] if captured else 500
-                if not _storable(status):
-                    raise _Discard
-                await conn.execute(
-                    _STORE,
-                    {
-                        **_pk(values),
-                        "status_code": status,
-                        "response_body": b"".join(
-                            msg.get("body", b"") for msg in captured[1:]
-                        ).decode(),
-                        "response_headers": orjson.dumps(
-                            {
-                                k.decode(): v.decode("latin-1")
-                                for k, v in captured[0].get("headers", [])
-                                if k.lower() in _STORED_HEADERS
-                            }
-                        ).decode(),
-                    },
-                )
-        except _Discard:
+                if status != 200:
+                    raise _Undo
+        except _Undo:
             pass
-        # Only now, after the commit, does the client hear the answer.
+        if _storable(status):
+            await conn.execute(
+                _STORE,
+                {
+                    **_pk(values),
+                    "status_code": status,
+                    "response_body": b"".join(
+                        msg.get("body", b"") for msg in captured[1:]
+                    ).decode(),
+                    "response_headers": orjson.dumps(
+                        {
+                            k.decode(): v.decode("latin-1")
+                            for k, v in captured[0].get("headers", [])
+                            if k.lower() in _STORED_HEADERS
+                        }
+                    ).decode(),
+                },
+            )
+            # The answer is kept, and replayed, even when it is an error.
+            conn.commit_on_error = True
         for message in captured:
             await send(message)
 

@@ -16,8 +16,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api.errors import internal_error, is_unavailable, render
 from chatcrm.core.errors import PayloadTooLarge, ServiceError, ServiceUnavailable
+from chatcrm.db.database import Connection
 
 log = logging.getLogger("chatcrm.request")
+
+# Where the request's state keeps its database connection.
+STATE_CONNECTION = "connection"
 
 _CLIENT_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
 
@@ -93,7 +97,12 @@ class RequestContextMiddleware:
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> int:
         request_id = _request_id(scope)
-        scope.setdefault("state", {})["request_id"] = request_id
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        # The request's one database connection: taken from the pool at its first
+        # statement, committed (or rolled back) once, before the answer leaves.
+        conn: Connection = scope["app"].state.db.connection()
+        state[STATE_CONNECTION] = conn
         id_header = (b"x-request-id", request_id.encode("latin-1"))
         started = False
         status = 500
@@ -101,6 +110,9 @@ class RequestContextMiddleware:
         async def send_with_id(message: Message) -> None:
             nonlocal started, status
             if message["type"] == "http.response.start":
+                # A failed commit raises here, before anything is sent: the client then
+                # hears the failure (503 or 500), never a 200 for a change that was lost.
+                await conn.finish(commit=message["status"] == 200 or conn.commit_on_error)
                 started = True
                 status = message["status"]
                 message["headers"] = [*message.get("headers", []), id_header]
@@ -126,6 +138,7 @@ class RequestContextMiddleware:
         try:
             await self.app(scope, receive_limited, send_with_id)
         except Exception as exc:
+            await conn.finish(commit=False)
             if started:
                 raise
             response: Any
@@ -138,4 +151,7 @@ class RequestContextMiddleware:
                 log.exception("unhandled error", extra={"request_id": request_id})
                 response = internal_error()
             await response(scope, receive, send_with_id)
+        finally:
+            # Never keep a pooled connection past the request (a cancelled or broken one).
+            await conn.finish(commit=False)
         return status

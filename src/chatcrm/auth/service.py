@@ -10,7 +10,7 @@ from chatcrm.auth import repository as repo
 from chatcrm.core.errors import Forbidden, Unauthorized
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timestamps import utcnow
-from chatcrm.db.database import Connection, Database
+from chatcrm.db.database import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,15 +77,14 @@ def bearer_token(authorization: str | None) -> str:
     return token.strip()
 
 
-async def authenticate(db: Database, cache: AuthCache, authorization: str | None) -> Principal:
+async def authenticate(conn: Connection, cache: AuthCache, authorization: str | None) -> Principal:
     parsed = keys.parse_key(bearer_token(authorization))
     if parsed is None:
         raise Unauthorized("The API key is not valid.")
     key_id, secret = parsed
     cached = cache.key(key_id)
     if cached is None:
-        async with db.read() as conn:
-            row = await repo.get_key(conn, key_id)
+        row = await repo.get_key(conn, key_id)
         if row is None or row["revoked_at"] is not None:
             raise Unauthorized("The API key is not valid or has been revoked.")
         cached = _CachedKey(
@@ -108,15 +107,14 @@ def _forbidden(workspace_id: str) -> Forbidden:
 
 
 async def check_workspace(
-    db: Database, cache: AuthCache, principal: Principal, workspace_id: str
+    conn: Connection, cache: AuthCache, principal: Principal, workspace_id: str
 ) -> str:
     """The workspace id if the caller's account owns it; 403 otherwise (also when unknown)."""
     if not is_id(workspace_id):
         raise _forbidden(workspace_id)
     owner = cache.workspace(workspace_id)
     if owner is None:
-        async with db.read() as conn:
-            owner = await repo.workspace_account(conn, workspace_id)
+        owner = await repo.workspace_account(conn, workspace_id)
         if owner is None:
             raise _forbidden(workspace_id)
         cache.put_workspace(workspace_id, owner)

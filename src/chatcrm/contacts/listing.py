@@ -17,7 +17,7 @@ from chatcrm.contacts.repository import read_statement
 from chatcrm.core import values as v
 from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.pagination import TokenCodec, filters_digest
-from chatcrm.db.database import Database, Row
+from chatcrm.db.database import Connection, Row
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import contact_tags, contacts
 from chatcrm.db.textsearch import contains, contains_ci, like_pattern, pattern_for
@@ -113,7 +113,7 @@ class ContactFilters:
 
 
 async def list_page(
-    db: Database,
+    conn: Connection,
     codec: TokenCodec,
     *,
     workspace_id: str,
@@ -121,11 +121,11 @@ async def list_page(
     token: str | None,
     size: int,
 ) -> tuple[list[Row], str | None]:
-    active, params = filters.bound(db.dialect)
+    active, params = filters.bound(conn.dialect)
     return await list_with_token(
-        db,
+        conn,
         codec,
-        list_statement(db.dialect, active),
+        list_statement(conn.dialect, active),
         {"_ws": workspace_id, **params},
         scope=f"contacts:{workspace_id}",
         digest=filters.digest(),
@@ -156,29 +156,28 @@ def _search_statement(dialect: str, by: str) -> Select[Any]:
 _SEARCH_SCAN_LIMIT = 1000
 
 
-async def _search(db: Database, by: str, workspace_id: str, value: str) -> list[Row]:
-    async with db.read() as conn:
-        rows = await conn.fetch(
-            _search_statement(db.dialect, by), {"_ws": workspace_id, "_value": value}
-        )
+async def _search(conn: Connection, by: str, workspace_id: str, value: str) -> list[Row]:
+    rows = await conn.fetch(
+        _search_statement(conn.dialect, by), {"_ws": workspace_id, "_value": value}
+    )
     # Newest first, as lists: creation time (wire text sorts as time), then id.
     rows.sort(key=lambda row: (row["created_at"], row["id"]), reverse=True)
     return rows[:SEARCH_LIMIT]
 
 
-async def search_by_email(db: Database, workspace_id: str, email: str | None) -> list[Row]:
+async def search_by_email(conn: Connection, workspace_id: str, email: str | None) -> list[Row]:
     try:
         address = v.email("email", email, nullable=False)
     except FieldError as exc:
         raise ValidationFailed([exc]) from exc
     assert address is not None
-    return await _search(db, "email", workspace_id, address.lower())
+    return await _search(conn, "email", workspace_id, address.lower())
 
 
-async def search_by_cellphone(db: Database, workspace_id: str, cellphone: str) -> list[Row]:
+async def search_by_cellphone(conn: Connection, workspace_id: str, cellphone: str) -> list[Row]:
     try:
         # A '+' in a query string that was not percent-encoded arrives as a space.
         digits = v.phone("cellphone", cellphone.strip(), allow_empty=False)
     except FieldError as exc:
         raise ValidationFailed([exc]) from exc
-    return await _search(db, "phone", workspace_id, digits)
+    return await _search(conn, "phone", workspace_id, digits)

@@ -12,7 +12,7 @@ from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.pagination import TokenCodec
 from chatcrm.core.timestamps import iso, utcnow
-from chatcrm.db.database import Database, Row
+from chatcrm.db.database import Connection, Row
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import contact_activities
 
@@ -40,7 +40,7 @@ def _batch_ids(field: str, raw: object) -> list[str]:
 
 
 async def delete_batch(
-    db: Database, *, workspace_id: str, key_id: str, body: dict[str, Any]
+    conn: Connection, *, workspace_id: str, key_id: str, body: dict[str, Any]
 ) -> dict[str, list[str]]:
     clean, errors = create_values(
         body,
@@ -50,10 +50,10 @@ async def delete_batch(
     )
     require_valid(errors)
     ids: list[str] = clean["contactIds"]
-    async with db.write() as conn:
-        deleted = await repo.soft_delete(
-            conn, workspace_id, [i for i in ids if is_id(i)], key_id=key_id, now=utcnow()
-        )
+    await conn.begin()
+    deleted = await repo.soft_delete(
+        conn, workspace_id, [i for i in ids if is_id(i)], key_id=key_id, now=utcnow()
+    )
     return {
         "deletedIds": [i for i in ids if i in deleted],
         "notFoundIds": [i for i in ids if i not in deleted],
@@ -61,7 +61,7 @@ async def delete_batch(
 
 
 async def add_activity(
-    db: Database, *, workspace_id: str, contact_id: str, key_id: str, body: dict[str, Any]
+    conn: Connection, *, workspace_id: str, contact_id: str, key_id: str, body: dict[str, Any]
 ) -> None:
     clean, errors = create_values(
         body,
@@ -74,20 +74,20 @@ async def add_activity(
     if not is_id(contact_id):
         raise ContactNotFound(contact_id)
     now = utcnow()
-    async with db.write() as conn:
-        if not await repo.is_live(conn, workspace_id, contact_id):
-            raise ContactNotFound(contact_id)
-        await repo.insert_activity(
-            conn,
-            {
-                "workspace_id": workspace_id,
-                "id": new_id(),
-                "contact_id": contact_id,
-                "content": content,
-                "created_by": key_id,
-                "created_at": now,
-            },
-        )
+    await conn.begin()
+    if not await repo.is_live(conn, workspace_id, contact_id):
+        raise ContactNotFound(contact_id)
+    await repo.insert_activity(
+        conn,
+        {
+            "workspace_id": workspace_id,
+            "id": new_id(),
+            "contact_id": contact_id,
+            "content": content,
+            "created_by": key_id,
+            "created_at": now,
+        },
+    )
 
 
 def activity(row: Row) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def activity(row: Row) -> dict[str, Any]:
 
 
 async def list_activities(
-    db: Database,
+    conn: Connection,
     codec: TokenCodec,
     *,
     workspace_id: str,
@@ -111,11 +111,10 @@ async def list_activities(
     """A contact's activities, oldest first (date order), in keyset pages."""
     if not is_id(contact_id):
         raise ContactNotFound(contact_id)
-    async with db.read() as conn:
-        if not await repo.is_live(conn, workspace_id, contact_id):
-            raise ContactNotFound(contact_id)
+    if not await repo.is_live(conn, workspace_id, contact_id):
+        raise ContactNotFound(contact_id)
     return await list_with_token(
-        db,
+        conn,
         codec,
         repo.activities_statement(),
         {"_ws": workspace_id, "_contact": contact_id},

@@ -70,7 +70,7 @@ async def list_contacts(call: Caller) -> Response:
         updated_since=params.timestamp_param("updatedSince", q("updatedSince")),
     )
     rows, token = await listing.list_page(
-        call.db,
+        call.conn,
         await call.codec(),
         workspace_id=workspace_id,
         filters=filters,
@@ -108,7 +108,7 @@ def _search_result(rows: list[Row]) -> dict[str, Any]:
 async def search_by_email(call: Caller) -> Response:
     params.reject_unknown(call.request, ("email", "workspaceId"))
     workspace_id = await call.workspace()
-    rows = await listing.search_by_email(call.db, workspace_id, call.required_query("email"))
+    rows = await listing.search_by_email(call.conn, workspace_id, call.required_query("email"))
     return ok(m.LIST_OBTAINED, _search_result(rows))
 
 
@@ -127,7 +127,7 @@ async def search_by_cellphone(call: Caller) -> Response:
     params.reject_unknown(call.request, ("cellphone", "workspaceId"))
     workspace_id = await call.workspace()
     rows = await listing.search_by_cellphone(
-        call.db, workspace_id, call.required_query("cellphone")
+        call.conn, workspace_id, call.required_query("cellphone")
     )
     return ok(m.LIST_OBTAINED, _search_result(rows))
 
@@ -143,7 +143,7 @@ async def delete_contacts(call: Caller) -> Response:
     body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
     result = await removal.delete_batch(
-        call.db, workspace_id=workspace_id, key_id=call.key_id, body=body
+        call.conn, workspace_id=workspace_id, key_id=call.key_id, body=body
     )
     return ok(m.CONTACTS_DELETED, result)
 
@@ -157,7 +157,7 @@ async def delete_contacts(call: Caller) -> Response:
 )
 async def get_contact(contactId: str, call: Caller) -> Response:
     workspace_id = await call.workspace()
-    row = await service.get(call.db, workspace_id, contactId)
+    row = await service.get(call.conn, workspace_id, contactId)
     return ok(
         m.LIST_OBTAINED,
         {"contactId": contactId, "data": [contact_read(row)]},
@@ -184,7 +184,7 @@ async def update_contact(call: Caller) -> Response:
     body = await read_json_object(call.request)
     check_body_workspace(body, workspace_id)
     row = await service.update(
-        call.db,
+        call.conn,
         workspace_id=workspace_id,
         contact_id=contact_id,
         body=body,
@@ -207,7 +207,7 @@ async def update_contact(call: Caller) -> Response:
 async def create_contact(call: Caller) -> Response:
     body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
-    row = await service.create(call.db, workspace_id=workspace_id, body=body)
+    row = await service.create(call.conn, workspace_id=workspace_id, body=body)
     return ok(
         m.CONTACT_CREATED,
         {"id": row["id"], "contact": contact_full(row)},
@@ -226,7 +226,7 @@ async def create_contact_activity(contactId: str, call: Caller) -> Response:
     body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
     await removal.add_activity(
-        call.db, workspace_id=workspace_id, contact_id=contactId, key_id=call.key_id, body=body
+        call.conn, workspace_id=workspace_id, contact_id=contactId, key_id=call.key_id, body=body
     )
     return ok(m.ACTIVITY_RECORDED, None)
 
@@ -242,7 +242,7 @@ async def list_contact_activities(contactId: str, call: Caller) -> Response:
     params.reject_unknown(call.request, ("workspaceId", "continuationToken", "pageSize"))
     workspace_id = await call.workspace()
     rows, token = await removal.list_activities(
-        call.db,
+        call.conn,
         await call.codec(),
         workspace_id=workspace_id,
         contact_id=contactId,

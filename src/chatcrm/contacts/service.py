@@ -15,18 +15,17 @@ from chatcrm.core.errors import BadRequest, FieldError, ValidationFailed
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.jsontext import load_exact, to_text
 from chatcrm.core.timestamps import utcnow
-from chatcrm.db.database import Connection, Database, Row
+from chatcrm.db.database import Connection, Row
 from chatcrm.db.errors import UniqueViolation
 from chatcrm.records.conditional import check_if_match, etag, explain_unmatched, simple_if_match
 from chatcrm.records.references import References
 from chatcrm.workspaces import repository as workspaces
 
 
-async def get(db: Database, workspace_id: str, contact_id: str) -> Row:
+async def get(conn: Connection, workspace_id: str, contact_id: str) -> Row:
     if not is_id(contact_id):
         raise ContactNotFound(contact_id)
-    async with db.read() as conn:
-        row = await repo.get(conn, workspace_id, contact_id)
+    row = await repo.get(conn, workspace_id, contact_id)
     if row is None:
         raise ContactNotFound(contact_id)
     return row
@@ -57,7 +56,7 @@ async def _check_unique(
 
 
 async def _raise_duplicate_after_race(
-    db: Database,
+    conn: Connection,
     exc: UniqueViolation,
     workspace_id: str,
     *,
@@ -68,17 +67,17 @@ async def _raise_duplicate_after_race(
 ) -> NoReturn:
     """A concurrent writer took the phone or email between our check and our write (or a
     single-statement update hit the unique index): answer 409 naming the owner."""
-    async with db.read() as conn:
-        await _check_unique(
-            conn, workspace_id, phone=phone, phone_field=phone_field, email=email, exclude=exclude
-        )
+    await conn.recover()
+    await _check_unique(
+        conn, workspace_id, phone=phone, phone_field=phone_field, email=email, exclude=exclude
+    )
     raise exc
 
 
 # --- create ----------------------------------------------------------------------------------
 
 
-async def create(db: Database, *, workspace_id: str, body: dict[str, Any]) -> Row:
+async def create(conn: Connection, *, workspace_id: str, body: dict[str, Any]) -> Row:
     clean, errors = create_values(
         body, allowed=fields.CREATE_FIELDS, required=("name",), validators=fields.VALIDATORS
     )
@@ -110,66 +109,66 @@ async def create(db: Database, *, workspace_id: str, body: dict[str, Any]) -> Ro
     now = utcnow()
     contact_id = new_id()
     try:
-        async with db.write() as conn:
-            refs = References(conn, workspace_id)
-            stage_id = clean.get("stageId")
-            if stage_id is not None:
-                await refs.stage("stageId", stage_id, "contact")
-            await refs.segmentation("segmentationId", clean.get("segmentationId"))
-            await refs.agent("assignedAgentId", clean.get("assignedAgentId"))
-            tag_ids: list[str] = clean.get("tags", [])
-            await refs.tags("tags", tag_ids)
-            refs.check()
+        await conn.begin()
+        refs = References(conn, workspace_id)
+        stage_id = clean.get("stageId")
+        if stage_id is not None:
+            await refs.stage("stageId", stage_id, "contact")
+        await refs.segmentation("segmentationId", clean.get("segmentationId"))
+        await refs.agent("assignedAgentId", clean.get("assignedAgentId"))
+        tag_ids: list[str] = clean.get("tags", [])
+        await refs.tags("tags", tag_ids)
+        refs.check()
+        if stage_id is None:
+            stage_id = await workspaces.first_stage(conn, workspace_id, "contact")
             if stage_id is None:
-                stage_id = await workspaces.first_stage(conn, workspace_id, "contact")
-                if stage_id is None:
-                    raise ValidationFailed(
-                        [FieldError("stageId", "the workspace has no contact stage; create one")]
-                    )
-            await _check_unique(
-                conn, workspace_id, phone=phone, phone_field=phone_field, email=email, exclude=None
-            )
-            await repo.insert_contact(
-                conn,
-                {
-                    "workspace_id": workspace_id,
-                    "id": contact_id,
-                    "version": 1,
-                    "created_at": now,
-                    "modified_at": now,
-                    "assigned_agent_id": clean.get("assignedAgentId"),
-                    "segmentation_id": clean.get("segmentationId"),
-                    "last_message": clean.get("lastMessage"),
-                    "last_message_date": now,
-                    "platform_sender_id": clean.get("platformSenderId"),
-                    "platform_sender_name": clean.get("platformSenderName", ""),
-                    "platform_sender_phone": clean.get("platformSenderPhone"),
-                    "is_read": clean.get("isRead", False),
-                    "is_bot_enabled": clean.get("isBotEnabled", True),
-                    "is_manually_added": True,
-                    "avatar_color": clean.get("avatarColor"),
-                    "order_in_cards": await repo.next_card_position(conn, workspace_id, stage_id),
-                    "order_in_cards_updated_at": now,
-                    "files": to_text(clean.get("files", [])),
-                    "variables": to_text(clean.get("variables", [])),
-                    "is_solved": False,
-                    "solved_by_agent_id": None,
-                    "solved_date": None,
-                    "internal_whatsapp_number": phone,
-                    "name": clean["name"],
-                    "lastname": clean.get("lastname", ""),
-                    "email": email,
-                    "email_key": email.lower() if email else None,
-                    "platform_id": platform_id,
-                    "stage_id": stage_id,
-                },
-            )
-            if tag_ids:
-                await repo.replace_tags(conn, workspace_id, contact_id, tag_ids, kept={}, now=now)
-            row = await repo.get(conn, workspace_id, contact_id)
+                raise ValidationFailed(
+                    [FieldError("stageId", "the workspace has no contact stage; create one")]
+                )
+        await _check_unique(
+            conn, workspace_id, phone=phone, phone_field=phone_field, email=email, exclude=None
+        )
+        await repo.insert_contact(
+            conn,
+            {
+                "workspace_id": workspace_id,
+                "id": contact_id,
+                "version": 1,
+                "created_at": now,
+                "modified_at": now,
+                "assigned_agent_id": clean.get("assignedAgentId"),
+                "segmentation_id": clean.get("segmentationId"),
+                "last_message": clean.get("lastMessage"),
+                "last_message_date": now,
+                "platform_sender_id": clean.get("platformSenderId"),
+                "platform_sender_name": clean.get("platformSenderName", ""),
+                "platform_sender_phone": clean.get("platformSenderPhone"),
+                "is_read": clean.get("isRead", False),
+                "is_bot_enabled": clean.get("isBotEnabled", True),
+                "is_manually_added": True,
+                "avatar_color": clean.get("avatarColor"),
+                "order_in_cards": await repo.next_card_position(conn, workspace_id, stage_id),
+                "order_in_cards_updated_at": now,
+                "files": to_text(clean.get("files", [])),
+                "variables": to_text(clean.get("variables", [])),
+                "is_solved": False,
+                "solved_by_agent_id": None,
+                "solved_date": None,
+                "internal_whatsapp_number": phone,
+                "name": clean["name"],
+                "lastname": clean.get("lastname", ""),
+                "email": email,
+                "email_key": email.lower() if email else None,
+                "platform_id": platform_id,
+                "stage_id": stage_id,
+            },
+        )
+        if tag_ids:
+            await repo.replace_tags(conn, workspace_id, contact_id, tag_ids, kept={}, now=now)
+        row = await repo.get(conn, workspace_id, contact_id)
     except UniqueViolation as exc:
         await _raise_duplicate_after_race(
-            db, exc, workspace_id, phone=phone, phone_field=phone_field, email=email, exclude=None
+            conn, exc, workspace_id, phone=phone, phone_field=phone_field, email=email, exclude=None
         )
     assert row is not None
     return row
@@ -179,7 +178,7 @@ async def create(db: Database, *, workspace_id: str, body: dict[str, Any]) -> Ro
 
 
 async def update(
-    db: Database,
+    conn: Connection,
     *,
     workspace_id: str,
     contact_id: str,
@@ -207,12 +206,12 @@ async def update(
     email = clean.get("email")
     now = utcnow()
     try:
-        row = await _update_directly(db, workspace_id, contact_id, names, clean, now, if_match)
+        row = await _update_directly(conn, workspace_id, contact_id, names, clean, now, if_match)
         if row is None:
-            row = await _update_under_lock(db, workspace_id, contact_id, clean, now, if_match)
+            row = await _update_under_lock(conn, workspace_id, contact_id, clean, now, if_match)
     except UniqueViolation as exc:
         await _raise_duplicate_after_race(
-            db,
+            conn,
             exc,
             workspace_id,
             phone=phone,
@@ -224,7 +223,7 @@ async def update(
 
 
 async def _update_directly(
-    db: Database,
+    conn: Connection,
     workspace_id: str,
     contact_id: str,
     names: list[str],
@@ -239,44 +238,41 @@ async def _update_directly(
     if not simple_condition or not set(names) <= fields.DIRECT:
         return None
     changes = _direct_changes(clean, now)
-    async with db.single_statement() as conn:
-        row = await repo.update_returning(conn, workspace_id, contact_id, changes, version=version)
-        if row is None:
-            current = await repo.get(conn, workspace_id, contact_id)
-            explain_unmatched(current, if_match, ContactNotFound(contact_id))
+    row = await repo.update_returning(conn, workspace_id, contact_id, changes, version=version)
+    if row is None:
+        current = await repo.get(conn, workspace_id, contact_id)
+        explain_unmatched(current, if_match, ContactNotFound(contact_id))
     return row
 
 
 async def _update_under_lock(
-    db: Database,
+    conn: Connection,
     workspace_id: str,
     contact_id: str,
     clean: dict[str, Any],
     now: datetime,
     if_match: str | None,
 ) -> Row:
-    async with db.write() as conn:
-        current = await repo.lock(conn, workspace_id, contact_id)
-        if current is None:
-            raise ContactNotFound(contact_id)
-        check_if_match(if_match, etag(current))
-        await _check_references(conn, workspace_id, clean)
-        await _check_unique(
-            conn,
-            workspace_id,
-            phone=clean.get("internalWhatsappNumber"),
-            phone_field="internalWhatsappNumber",
-            email=clean.get("email"),
-            exclude=contact_id,
-        )
-        changes = await _changes(conn, workspace_id, current, clean, now)
-        await repo.update_contact(conn, workspace_id, contact_id, changes)
-        if "tags" in clean:
-            kept = await repo.tag_assignments(conn, workspace_id, contact_id)
-            await repo.replace_tags(
-                conn, workspace_id, contact_id, clean["tags"], kept=kept, now=now
-            )
-        row = await repo.get(conn, workspace_id, contact_id)
+    await conn.begin()
+    current = await repo.lock(conn, workspace_id, contact_id)
+    if current is None:
+        raise ContactNotFound(contact_id)
+    check_if_match(if_match, etag(current))
+    await _check_references(conn, workspace_id, clean)
+    await _check_unique(
+        conn,
+        workspace_id,
+        phone=clean.get("internalWhatsappNumber"),
+        phone_field="internalWhatsappNumber",
+        email=clean.get("email"),
+        exclude=contact_id,
+    )
+    changes = await _changes(conn, workspace_id, current, clean, now)
+    await repo.update_contact(conn, workspace_id, contact_id, changes)
+    if "tags" in clean:
+        kept = await repo.tag_assignments(conn, workspace_id, contact_id)
+        await repo.replace_tags(conn, workspace_id, contact_id, clean["tags"], kept=kept, now=now)
+    row = await repo.get(conn, workspace_id, contact_id)
     assert row is not None
     return row
 

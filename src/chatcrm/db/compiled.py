@@ -34,6 +34,7 @@ class Compiled:
     binders: tuple[Processor | None, ...]
     keys: tuple[str, ...]  # result column names
     readers: tuple[tuple[int, Processor], ...]  # (column index, processor) where needed
+    writes: bool  # INSERT, UPDATE or DELETE (SQLite runs those on its one writer)
 
     def args(self, params: Mapping[str, Any]) -> list[Any]:
         out = []
@@ -106,6 +107,7 @@ def compiled(stmt: ClauseElement, dialect_name: str, keys: Iterable[str] | None 
         binders=binders,
         keys=tuple(column.keyname for column in result_columns),
         readers=tuple(readers),
+        writes=result.string.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"),
     )
     if len(_cache) > _MAX_ENTRIES:  # statements are module constants; this is a safety net
         _cache.clear()

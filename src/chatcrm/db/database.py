@@ -1,13 +1,16 @@
-"""The database of a running service: pools, transactions and statement execution.
+"""The database of a running service: pools, and the one connection each request uses.
 
-`Database.read()` lends a connection for reads (autocommit: a read by id is one round
-trip); `Database.write()` one transaction, committed when the block ends normally —
-before any response is sent — and rolled back otherwise. Inside `request_transaction()`
-(idempotent POSTs) `write()` is a savepoint of the request's transaction.
+`Database.connection()` gives a request (or a command) its `Connection`: a driver
+connection is taken from the pool at the first statement and given back, once, by
+`finish()`, which commits or rolls back. Statements run in autocommit (a read by id, or a
+single-statement update, is one round trip) until `begin()` opens the transaction that
+`finish()` ends. Services and repositories receive this connection; they never open one.
 
-PostgreSQL runs on an asyncpg pool; SQLite on aiosqlite connections: a few for readers,
-one writer per process (SQLite has one write lock anyway, and queueing here is cheaper and
-fairer than spinning on SQLITE_BUSY), in WAL mode with a busy timeout and foreign keys on.
+PostgreSQL runs on an asyncpg pool. SQLite runs on aiosqlite connections: a few readers,
+and one writer per process (SQLite has one write lock anyway, and queueing here is cheaper
+and fairer than spinning on SQLITE_BUSY), in WAL mode with a busy timeout and foreign keys
+on. A request on SQLite starts on a reader; its first write (or `begin()`) gives the reader
+back and continues on the writer, inside `BEGIN IMMEDIATE`: never two connections at once.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import asyncio
 import itertools
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager, suppress
-from contextvars import ContextVar
 from typing import Any
 
 import aiosqlite
@@ -24,22 +26,41 @@ import asyncpg
 from sqlalchemy.sql import ClauseElement
 
 from chatcrm.config import Settings
-from chatcrm.db.compiled import compiled
+from chatcrm.db.compiled import Compiled, compiled
 from chatcrm.db.engine import UNICODE_LOWER, async_url, unicode_lower
 from chatcrm.db.errors import Unavailable, translate
 
 Row = dict[str, Any]
 
-_request_tx: ContextVar[Connection | None] = ContextVar("chatcrm_request_tx", default=None)
+
+class _Held:
+    """The driver connection a `Connection` holds right now, and how to give it back."""
+
+    __slots__ = ("raw", "release", "writer")
+
+    def __init__(self, raw: Any, release: Any, *, writer: bool) -> None:
+        self.raw = raw
+        self.release = release
+        self.writer = writer
 
 
 class Connection:
-    """One driver connection; statements are SQLAlchemy Core, compiled once (compiled.py)."""
+    """The one database connection of a request or a command (see the module docstring)."""
 
-    def __init__(self, raw: Any, dialect: str) -> None:
-        self.raw = raw
-        self.dialect = dialect
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self.dialect = db.dialect
+        self._held: _Held | None = None
+        self._pg_transaction: Any = None
         self._savepoints = itertools.count(1)
+        self._open_savepoints: list[str] = []
+        self.in_transaction = False
+        self.finished = False
+        # Commit at `finish()` whatever the answer's status: set by the idempotency layer
+        # once it has undone the handler's changes and stored the (error) answer to replay.
+        self.commit_on_error = False
+
+    # --- statements --------------------------------------------------------------------------
 
     async def fetch(
         self, stmt: ClauseElement, params: Mapping[str, Any] | None = None
@@ -47,12 +68,13 @@ class Connection:
         """Result rows as dicts (also of INSERT/UPDATE … RETURNING)."""
         params = params or {}
         c = compiled(stmt, self.dialect, keys=_column_keys(params))
+        raw = await self._raw_for(c)
         args = c.args(params)
         try:
             if self.dialect == "postgresql":
-                records = await self.raw.fetch(c.sql, *args)
+                records = await raw.fetch(c.sql, *args)
             else:
-                async with self.raw.execute(c.sql, args) as cursor:
+                async with raw.execute(c.sql, args) as cursor:
                     records = await cursor.fetchall()
         except Exception as exc:
             raise translate(exc) from exc
@@ -74,12 +96,13 @@ class Connection:
         columns written."""
         params = params or {}
         c = compiled(stmt, self.dialect, keys=_column_keys(params))
+        raw = await self._raw_for(c)
         args = c.args(params)
         try:
             if self.dialect == "postgresql":
-                status: str = await self.raw.execute(c.sql, *args)
+                status: str = await raw.execute(c.sql, *args)
                 return int(status.rsplit(" ", 1)[-1]) if status[-1:].isdigit() else 0
-            async with self.raw.execute(c.sql, args) as cursor:
+            async with raw.execute(c.sql, args) as cursor:
                 return int(cursor.rowcount)
         except Exception as exc:
             raise translate(exc) from exc
@@ -89,34 +112,131 @@ class Connection:
         if not batch:
             return
         c = compiled(stmt, self.dialect, keys=_column_keys(batch[0]))
+        raw = await self._raw_for(c)
         args = [c.args(row) for row in batch]
         try:
-            await self.raw.executemany(c.sql, args)
+            await raw.executemany(c.sql, args)
         except Exception as exc:
             raise translate(exc) from exc
 
-    async def _sql(self, sql: str) -> None:
+    # --- transaction ---------------------------------------------------------------------------
+
+    async def begin(self) -> None:
+        """Open the transaction (once; later calls do nothing). `finish()` ends it."""
+        if self.in_transaction:
+            return
+        if self.dialect == "postgresql":
+            held = await self._hold(writer=False)
+            transaction = held.raw.transaction()
+            try:
+                await transaction.start()
+            except Exception as exc:
+                raise translate(exc) from exc
+            self._pg_transaction = transaction
+        else:
+            held = await self._hold(writer=True)
+            # IMMEDIATE: take the write lock up front, so a read-then-write transaction never
+            # fails half-way with "database is locked" when another writer got there first.
+            await self._sql(held.raw, "BEGIN IMMEDIATE")
+        self.in_transaction = True
+
+    @asynccontextmanager
+    async def savepoint(self) -> AsyncIterator[None]:
+        """A part of the transaction (begun here if needed) undone alone when it fails."""
+        await self.begin()
+        assert self._held is not None
+        raw = self._held.raw
+        name = f"sp_{next(self._savepoints)}"
+        await self._sql(raw, f"SAVEPOINT {name}")
+        self._open_savepoints.append(name)
+        try:
+            yield
+        except BaseException:
+            await self._sql(raw, f"ROLLBACK TO SAVEPOINT {name}")
+            await self._sql(raw, f"RELEASE SAVEPOINT {name}")
+            raise
+        finally:
+            self._open_savepoints.remove(name)
+        await self._sql(raw, f"RELEASE SAVEPOINT {name}")
+
+    async def recover(self) -> None:
+        """After a statement the database refused: undo the work since the innermost
+        savepoint, or the whole transaction when there is none, so that the connection
+        can be used again (PostgreSQL refuses every statement of a failed transaction)."""
+        held = self._held
+        if held is None or not self.in_transaction:
+            return
+        if self._open_savepoints:
+            await self._sql(held.raw, f"ROLLBACK TO SAVEPOINT {self._open_savepoints[-1]}")
+            return
+        self.in_transaction = False
+        await self._end(held, "ROLLBACK")
+
+    async def finish(self, *, commit: bool) -> None:
+        """Commit (or roll back) the transaction, if one was begun, and give the driver
+        connection back. Called once per request, before its answer is sent; later calls
+        do nothing."""
+        if self.finished:
+            return
+        self.finished = True
+        held, self._held = self._held, None
+        if held is None:
+            return
+        try:
+            if self.in_transaction:
+                self.in_transaction = False
+                if commit:
+                    await self._end(held, "COMMIT")
+                else:
+                    await _quietly(self._end(held, "ROLLBACK"))
+        finally:
+            await held.release(held.raw)
+
+    # --- inside ------------------------------------------------------------------------------
+
+    async def _raw_for(self, c: Compiled) -> Any:
+        held = self._held
+        if held is not None and (not c.writes or held.writer or self.dialect == "postgresql"):
+            return held.raw
+        if c.writes and self.dialect == "sqlite":
+            # Every SQLite write goes through the process's one writer, in a transaction.
+            await self.begin()
+            assert self._held is not None
+            return self._held.raw
+        return (await self._hold(writer=False)).raw
+
+    async def _hold(self, *, writer: bool) -> _Held:
+        if self.finished:
+            raise RuntimeError("the connection of this request is already finished")
+        held = self._held
+        if held is not None and (held.writer or not writer or self.dialect == "postgresql"):
+            return held
+        if held is not None:  # a SQLite reader, to be traded for the writer
+            self._held = None
+            await held.release(held.raw)
+        self._held = await self._db.acquire(writer=writer)
+        return self._held
+
+    async def _end(self, held: _Held, verb: str) -> None:
+        if self.dialect == "postgresql":
+            transaction, self._pg_transaction = self._pg_transaction, None
+            try:
+                await (transaction.commit() if verb == "COMMIT" else transaction.rollback())
+            except Exception as exc:
+                raise translate(exc) from exc
+        else:
+            await self._sql(held.raw, verb)
+
+    async def _sql(self, raw: Any, sql: str) -> None:
         """A statement without parameters or results (transaction control)."""
         try:
             if self.dialect == "postgresql":
-                await self.raw.execute(sql)
+                await raw.execute(sql)
             else:
-                async with self.raw.execute(sql):
+                async with raw.execute(sql):
                     pass
         except Exception as exc:
             raise translate(exc) from exc
-
-    @asynccontextmanager
-    async def savepoint(self) -> AsyncIterator[Connection]:
-        name = f"sp_{next(self._savepoints)}"
-        await self._sql(f"SAVEPOINT {name}")
-        try:
-            yield self
-        except BaseException:
-            await self._sql(f"ROLLBACK TO SAVEPOINT {name}")
-            await self._sql(f"RELEASE SAVEPOINT {name}")
-            raise
-        await self._sql(f"RELEASE SAVEPOINT {name}")
 
 
 def _column_keys(params: Mapping[str, Any]) -> list[str]:
@@ -133,7 +253,6 @@ class _SqlitePool:
         self.settings = settings
         self._idle: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
         self._opened = 0
-        self.in_use = 0
 
     async def _open(self) -> aiosqlite.Connection:
         conn = await aiosqlite.connect(
@@ -152,23 +271,18 @@ class _SqlitePool:
         await conn.create_function(UNICODE_LOWER, 1, unicode_lower, deterministic=True)
         return conn
 
-    @asynccontextmanager
-    async def acquire(self) -> AsyncIterator[aiosqlite.Connection]:
+    async def acquire(self) -> aiosqlite.Connection:
         if self._idle.empty() and self._opened < self.size:
             self._opened += 1
             try:
-                conn = await self._open()
+                return await self._open()
             except BaseException:
                 self._opened -= 1
                 raise
-        else:
-            conn = await self._idle.get()
-        self.in_use += 1
-        try:
-            yield conn
-        finally:
-            self.in_use -= 1
-            self._idle.put_nowait(conn)
+        return await self._idle.get()
+
+    async def release(self, conn: aiosqlite.Connection) -> None:
+        self._idle.put_nowait(conn)
 
     async def close(self) -> None:
         while not self._idle.empty():
@@ -181,7 +295,7 @@ class _SqlitePool:
 
 
 class Database:
-    """The pools of one process, and the ways the code uses them."""
+    """The pools of one process; `connection()` lends them out one request at a time."""
 
     def __init__(self, settings: Settings, *, url: str | None = None) -> None:
         self.settings = settings
@@ -194,6 +308,10 @@ class Database:
             path = parsed.database or ""
             self._readers = _SqlitePool(path, 4, settings)
             self._writers = _SqlitePool(path, 1, settings)
+        # Driver connections lent out right now, and the most ever at once since the last
+        # `reset_peak()` (tests check that a request never holds two).
+        self.in_use = 0
+        self.peak_in_use = 0
 
     @property
     def is_sqlite(self) -> bool:
@@ -202,6 +320,57 @@ class Database:
     @property
     def is_postgres(self) -> bool:
         return self.dialect == "postgresql"
+
+    def connection(self) -> Connection:
+        """A request's connection: nothing is taken from a pool until its first statement."""
+        return Connection(self)
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[Connection]:
+        """A connection for work outside a request (commands, background tasks, tests):
+        committed when the block ends normally, rolled back otherwise."""
+        conn = Connection(self)
+        try:
+            yield conn
+        except BaseException:
+            await conn.finish(commit=False)
+            raise
+        await conn.finish(commit=True)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Connection]:
+        """`session()` with the transaction begun: everything in the block or nothing."""
+        async with self.session() as conn:
+            await conn.begin()
+            yield conn
+
+    async def acquire(self, *, writer: bool) -> _Held:
+        """A driver connection (SQLite: the writer or a reader) and the way to give it back."""
+        if self.dialect == "postgresql":
+            try:
+                pool = await self._pool()
+                raw = await pool.acquire(timeout=self.settings.db_connect_timeout)
+            except Exception as exc:
+                raise translate(exc) from exc
+            release = pool.release
+        else:
+            sqlite_pool = self._writers if writer else self._readers
+            try:
+                raw = await sqlite_pool.acquire()
+            except (aiosqlite.Error, OSError) as exc:
+                raise translate(exc) from exc
+            release = sqlite_pool.release
+        self.in_use += 1
+        self.peak_in_use = max(self.peak_in_use, self.in_use)
+
+        async def give_back(raw_conn: Any) -> None:
+            self.in_use -= 1
+            await release(raw_conn)
+
+        return _Held(raw, give_back, writer=writer)
+
+    def reset_peak(self) -> None:
+        self.peak_in_use = self.in_use
 
     async def _pool(self) -> asyncpg.Pool:
         if self._pg is None:
@@ -230,112 +399,13 @@ class Database:
                     )
         return self._pg
 
-    @asynccontextmanager
-    async def _postgres(self) -> AsyncIterator[asyncpg.Connection]:
-        try:
-            pool = await self._pool()
-            raw = await pool.acquire(timeout=self.settings.db_connect_timeout)
-        except Exception as exc:
-            raise translate(exc) from exc
-        try:
-            yield raw
-        finally:
-            await pool.release(raw)
-
-    @asynccontextmanager
-    async def read(self) -> AsyncIterator[Connection]:
-        if self.dialect == "postgresql":
-            async with self._postgres() as raw:
-                yield Connection(raw, "postgresql")
-        else:
-            async with self._sqlite(self._readers) as raw:
-                yield Connection(raw, "sqlite")
-
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[Connection]:
-        """One transaction: committed when the block ends normally, rolled back otherwise.
-
-        Inside a request transaction it is a savepoint of that transaction instead: its
-        changes are undone on error, and become durable only when the request's commit.
-        """
-        outer = _request_tx.get()
-        if outer is not None:
-            async with outer.savepoint():
-                yield outer
-            return
-        async with self._transaction() as conn:
-            yield conn
-
-    @asynccontextmanager
-    async def single_statement(self) -> AsyncIterator[Connection]:
-        """A connection for one writing statement, atomic by itself: on PostgreSQL no BEGIN
-        and COMMIT (one round trip); on SQLite the writer, in its own transaction."""
-        if self.dialect == "postgresql" and _request_tx.get() is None:
-            async with self._postgres() as raw:
-                yield Connection(raw, "postgresql")
-            return
-        async with self.write() as conn:
-            yield conn
-
-    @asynccontextmanager
-    async def request_transaction(self) -> AsyncIterator[Connection]:
-        """A transaction around a whole request; `write()` blocks inside it nest in it."""
-        async with self._transaction() as conn:
-            token = _request_tx.set(conn)
-            try:
-                yield conn
-            finally:
-                _request_tx.reset(token)
-
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[Connection]:
-        if self.dialect == "postgresql":
-            async with self._postgres() as raw:
-                conn = Connection(raw, "postgresql")
-                transaction = raw.transaction()
-                try:
-                    await transaction.start()
-                except Exception as exc:
-                    raise translate(exc) from exc
-                try:
-                    yield conn
-                except BaseException:
-                    await _quietly(transaction.rollback())
-                    raise
-                try:
-                    await transaction.commit()
-                except Exception as exc:
-                    raise translate(exc) from exc
-            return
-        async with self._sqlite(self._writers) as raw:
-            conn = Connection(raw, "sqlite")
-            # IMMEDIATE: take the write lock up front, so a read-then-write transaction
-            # never fails half-way with "database is locked" when another writer got there.
-            await conn._sql("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                await conn._sql("COMMIT")
-            except BaseException:
-                await _quietly(conn._sql("ROLLBACK"))
-                raise
-
-    @asynccontextmanager
-    async def _sqlite(self, pool: _SqlitePool) -> AsyncIterator[aiosqlite.Connection]:
-        try:
-            async with pool.acquire() as raw:
-                yield raw
-        except (aiosqlite.Error, OSError) as exc:
-            raise translate(exc) from exc
-
     def pool_stats(self) -> tuple[int, int]:
         """(connections in use, connections open) in this process."""
         if self.dialect == "postgresql":
             if self._pg is None:
                 return 0, 0
-            open_ = self._pg.get_size()
-            return open_ - self._pg.get_idle_size(), open_
-        pools = (self._readers, self._writers)
-        return sum(p.in_use for p in pools), sum(p.opened for p in pools)
+            return self.in_use, self._pg.get_size()
+        return self.in_use, self._readers.opened + self._writers.opened
 
     async def dispose(self) -> None:
         if self.dialect == "postgresql":

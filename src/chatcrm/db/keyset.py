@@ -12,7 +12,7 @@ from sqlalchemy import Select, String, bindparam, tuple_
 
 from chatcrm.core.pagination import Position, TokenCodec
 from chatcrm.core.timestamps import parse_iso
-from chatcrm.db.database import Database, Row
+from chatcrm.db.database import Connection, Row
 from chatcrm.db.types import UTCDateTime
 
 # Keyed by the base statement's identity (bases are cached for the life of the process, and
@@ -41,7 +41,7 @@ def _page_statement(
 
 
 async def list_with_token(
-    db: Database,
+    conn: Connection,
     codec: TokenCodec,
     base: Select[Any],
     params: dict[str, Any],
@@ -62,8 +62,7 @@ async def list_with_token(
     values = {**params, "_limit": size + 1}
     if after is not None:
         values.update(_after_at=after.created_at, _after_id=after.id)
-    async with db.read() as conn:
-        rows = await conn.fetch(stmt, values)
+    rows = await conn.fetch(stmt, values)
     if len(rows) <= size:
         return rows, None
     rows = rows[:size]

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, bindparam, or_
 
 from chatcrm.core.pagination import TokenCodec, filters_digest
-from chatcrm.db.database import Database, Row
+from chatcrm.db.database import Connection, Row
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import opportunities
 from chatcrm.db.textsearch import contains_ci, pattern_for
@@ -97,7 +97,7 @@ class OpportunityFilters:
 
 
 async def list_page(
-    db: Database,
+    conn: Connection,
     codec: TokenCodec,
     *,
     workspace_id: str,
@@ -105,11 +105,11 @@ async def list_page(
     token: str | None,
     size: int,
 ) -> tuple[list[Row], str | None]:
-    active, params = filters.bound(db.dialect)
+    active, params = filters.bound(conn.dialect)
     return await list_with_token(
-        db,
+        conn,
         codec,
-        list_statement(db.dialect, active),
+        list_statement(conn.dialect, active),
         {"_ws": workspace_id, **params},
         scope=f"opportunities:{workspace_id}",
         digest=filters.digest(),

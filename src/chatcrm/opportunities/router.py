@@ -67,7 +67,7 @@ async def update_opportunity(call: Caller) -> Response:
     body = await read_json_object(call.request)
     check_body_workspace(body, workspace_id)
     row = await service.update(
-        call.db,
+        call.conn,
         workspace_id=workspace_id,
         opportunity_id=opportunity_id,
         body=body,
@@ -90,7 +90,7 @@ async def update_opportunity(call: Caller) -> Response:
 async def create_opportunity(call: Caller) -> Response:
     body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
-    row = await service.create(call.db, workspace_id=workspace_id, key_id=call.key_id, body=body)
+    row = await service.create(call.conn, workspace_id=workspace_id, key_id=call.key_id, body=body)
     return ok(
         m.OPPORTUNITY_CREATED,
         {"id": row["id"], "opportunity": opportunity(row)},
@@ -120,7 +120,7 @@ async def list_opportunities(call: Caller) -> Response:
         updated_since=params.timestamp_param("updatedSince", q("updatedSince")),
     )
     rows, token = await listing.list_page(
-        call.db,
+        call.conn,
         await call.codec(),
         workspace_id=workspace_id,
         filters=filters,
@@ -146,7 +146,7 @@ async def list_opportunities(call: Caller) -> Response:
 )
 async def get_opportunity(opportunityId: str, call: Caller) -> Response:
     workspace_id = await call.workspace()
-    row = await service.get(call.db, workspace_id, opportunityId)
+    row = await service.get(call.conn, workspace_id, opportunityId)
     return ok(
         m.LIST_OBTAINED,
         {"opportunityId": opportunityId, "data": [opportunity(row)]},
@@ -164,7 +164,7 @@ async def get_opportunity(opportunityId: str, call: Caller) -> Response:
 async def delete_opportunity(opportunityId: str, call: Caller) -> Response:
     workspace_id = await call.workspace()
     await service.delete(
-        call.db,
+        call.conn,
         workspace_id=workspace_id,
         opportunity_id=opportunityId,
         key_id=call.key_id,
@@ -184,7 +184,7 @@ async def create_opportunity_activity(opportunityId: str, call: Caller) -> Respo
     body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
     await service.add_activity(
-        call.db,
+        call.conn,
         workspace_id=workspace_id,
         opportunity_id=opportunityId,
         key_id=call.key_id,

@@ -11,7 +11,7 @@ from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.jsontext import to_text
 from chatcrm.core.timestamps import utcnow
-from chatcrm.db.database import Connection, Database, Row
+from chatcrm.db.database import Connection, Row
 from chatcrm.opportunities import fields
 from chatcrm.opportunities import repository as repo
 from chatcrm.opportunities.errors import OpportunityNotFound
@@ -20,11 +20,10 @@ from chatcrm.records.references import References
 from chatcrm.workspaces import repository as workspaces
 
 
-async def get(db: Database, workspace_id: str, opportunity_id: str) -> Row:
+async def get(conn: Connection, workspace_id: str, opportunity_id: str) -> Row:
     if not is_id(opportunity_id):
         raise OpportunityNotFound(opportunity_id)
-    async with db.read() as conn:
-        row = await repo.get(conn, workspace_id, opportunity_id)
+    row = await repo.get(conn, workspace_id, opportunity_id)
     if row is None:
         raise OpportunityNotFound(opportunity_id)
     return row
@@ -40,7 +39,7 @@ async def _check_contact(refs: References, field: str, contact_id: str | None) -
         refs.errors.append(FieldError(field, "is not a contact of this workspace"))
 
 
-async def create(db: Database, *, workspace_id: str, key_id: str, body: dict[str, Any]) -> Row:
+async def create(conn: Connection, *, workspace_id: str, key_id: str, body: dict[str, Any]) -> Row:
     clean, errors = create_values(
         body,
         allowed=fields.CREATE_FIELDS,
@@ -60,63 +59,63 @@ async def create(db: Database, *, workspace_id: str, key_id: str, body: dict[str
     final_amount = clean.get("finalAmount")
     now = utcnow()
     opportunity_id = new_id()
-    async with db.write() as conn:
-        refs = References(conn, workspace_id)
-        stage_id = clean.get("stageId")
-        if stage_id is not None:
-            await refs.stage("stageId", stage_id, "opportunity")
-        await refs.agent(agent_field, agent_id)
-        await refs.segmentation("segmentationId", clean.get("segmentationId"))
-        await _check_contact(refs, "contactId", clean.get("contactId"))
-        refs.check()
+    await conn.begin()
+    refs = References(conn, workspace_id)
+    stage_id = clean.get("stageId")
+    if stage_id is not None:
+        await refs.stage("stageId", stage_id, "opportunity")
+    await refs.agent(agent_field, agent_id)
+    await refs.segmentation("segmentationId", clean.get("segmentationId"))
+    await _check_contact(refs, "contactId", clean.get("contactId"))
+    refs.check()
+    if stage_id is None:
+        stage_id = await workspaces.first_stage(conn, workspace_id, "opportunity")
         if stage_id is None:
-            stage_id = await workspaces.first_stage(conn, workspace_id, "opportunity")
-            if stage_id is None:
-                raise ValidationFailed(
-                    [FieldError("stageId", "the workspace has no opportunity stage; create one")]
-                )
-        # Drawn last, after every check: the counter row stays locked for the shortest time.
-        number = await repo.next_code_number(conn, workspace_id, now.year)
-        await repo.insert_opportunity(
-            conn,
-            {
-                "workspace_id": workspace_id,
-                "id": opportunity_id,
-                "version": 1,
-                "code": f"OPP-{now.year}-{number:04d}",
-                "opport_status": fields.STATUS_OPEN,
-                "win_loss_status": fields.OPEN,
-                "win_loss_date": None,
-                "final_amount": final_amount if final_amount is not None else amount,
-                "final_amount_set": final_amount is not None,
-                "created_at": now,
-                "creation_type_id": fields.CREATED_BY_API,
-                "updated_at": None,
-                "modified_at": now,
-                "deleted_at": None,
-                "deleted_by": None,
-                "status_id": fields.ACTIVE,
-                "files": to_text(clean.get("files", [])),
-                "order_in_cards": await repo.next_card_position(conn, workspace_id, stage_id),
-                "order_in_cards_updated_at": now,
-                "segmentation_id": clean.get("segmentationId"),
-                "name": clean["name"],
-                "description": clean.get("description", ""),
-                "amount": amount,
-                "created_by": key_id,
-                "contact_id": clean.get("contactId"),
-                "expiration_date": clean.get("expirationDate"),
-                "assigned_agent_id": agent_id,
-                "stage_id": stage_id,
-            },
-        )
-        row = await repo.get(conn, workspace_id, opportunity_id)
+            raise ValidationFailed(
+                [FieldError("stageId", "the workspace has no opportunity stage; create one")]
+            )
+    # Drawn last, after every check: the counter row stays locked for the shortest time.
+    number = await repo.next_code_number(conn, workspace_id, now.year)
+    await repo.insert_opportunity(
+        conn,
+        {
+            "workspace_id": workspace_id,
+            "id": opportunity_id,
+            "version": 1,
+            "code": f"OPP-{now.year}-{number:04d}",
+            "opport_status": fields.STATUS_OPEN,
+            "win_loss_status": fields.OPEN,
+            "win_loss_date": None,
+            "final_amount": final_amount if final_amount is not None else amount,
+            "final_amount_set": final_amount is not None,
+            "created_at": now,
+            "creation_type_id": fields.CREATED_BY_API,
+            "updated_at": None,
+            "modified_at": now,
+            "deleted_at": None,
+            "deleted_by": None,
+            "status_id": fields.ACTIVE,
+            "files": to_text(clean.get("files", [])),
+            "order_in_cards": await repo.next_card_position(conn, workspace_id, stage_id),
+            "order_in_cards_updated_at": now,
+            "segmentation_id": clean.get("segmentationId"),
+            "name": clean["name"],
+            "description": clean.get("description", ""),
+            "amount": amount,
+            "created_by": key_id,
+            "contact_id": clean.get("contactId"),
+            "expiration_date": clean.get("expirationDate"),
+            "assigned_agent_id": agent_id,
+            "stage_id": stage_id,
+        },
+    )
+    row = await repo.get(conn, workspace_id, opportunity_id)
     assert row is not None
     return row
 
 
 async def update(
-    db: Database,
+    conn: Connection,
     *,
     workspace_id: str,
     opportunity_id: str,
@@ -132,33 +131,33 @@ async def update(
     if not is_id(opportunity_id):
         raise OpportunityNotFound(opportunity_id)
     now = utcnow()
-    row = await _update_directly(db, workspace_id, opportunity_id, names, clean, now, if_match)
+    row = await _update_directly(conn, workspace_id, opportunity_id, names, clean, now, if_match)
     if row is not None:
         return row
-    async with db.write() as conn:
-        current = await repo.lock(conn, workspace_id, opportunity_id)
-        if current is None:
-            raise OpportunityNotFound(opportunity_id)
-        check_if_match(if_match, etag(current))
-        refs = References(conn, workspace_id)
-        if "stageId" in clean:
-            await refs.stage("stageId", clean["stageId"], "opportunity")
-        if "assignedAgentId" in clean:
-            await refs.agent("assignedAgentId", clean["assignedAgentId"])
-        if "segmentationId" in clean:
-            await refs.segmentation("segmentationId", clean["segmentationId"])
-        if "contactId" in clean:
-            await _check_contact(refs, "contactId", clean["contactId"])
-        refs.check()
-        changes = await _changes(conn, workspace_id, current, clean, now)
-        await repo.update_opportunity(conn, workspace_id, opportunity_id, changes)
-        row = await repo.get(conn, workspace_id, opportunity_id)
+    await conn.begin()
+    current = await repo.lock(conn, workspace_id, opportunity_id)
+    if current is None:
+        raise OpportunityNotFound(opportunity_id)
+    check_if_match(if_match, etag(current))
+    refs = References(conn, workspace_id)
+    if "stageId" in clean:
+        await refs.stage("stageId", clean["stageId"], "opportunity")
+    if "assignedAgentId" in clean:
+        await refs.agent("assignedAgentId", clean["assignedAgentId"])
+    if "segmentationId" in clean:
+        await refs.segmentation("segmentationId", clean["segmentationId"])
+    if "contactId" in clean:
+        await _check_contact(refs, "contactId", clean["contactId"])
+    refs.check()
+    changes = await _changes(conn, workspace_id, current, clean, now)
+    await repo.update_opportunity(conn, workspace_id, opportunity_id, changes)
+    row = await repo.get(conn, workspace_id, opportunity_id)
     assert row is not None
     return row
 
 
 async def _update_directly(
-    db: Database,
+    conn: Connection,
     workspace_id: str,
     opportunity_id: str,
     names: list[str],
@@ -174,13 +173,12 @@ async def _update_directly(
     changes = _direct_changes(clean, now)
     # finalAmount follows amount until set: decided by the stored flag, in the statement.
     follow = "amount" in clean and "finalAmount" not in clean
-    async with db.single_statement() as conn:
-        row = await repo.update_returning(
-            conn, workspace_id, opportunity_id, changes, version=version, follow_amount=follow
-        )
-        if row is None:
-            current = await repo.get(conn, workspace_id, opportunity_id)
-            explain_unmatched(current, if_match, OpportunityNotFound(opportunity_id))
+    row = await repo.update_returning(
+        conn, workspace_id, opportunity_id, changes, version=version, follow_amount=follow
+    )
+    if row is None:
+        current = await repo.get(conn, workspace_id, opportunity_id)
+        explain_unmatched(current, if_match, OpportunityNotFound(opportunity_id))
     return row
 
 
@@ -241,7 +239,7 @@ async def _changes(
 
 
 async def delete(
-    db: Database,
+    conn: Connection,
     *,
     workspace_id: str,
     opportunity_id: str,
@@ -252,23 +250,23 @@ async def delete(
     if not is_id(opportunity_id):
         raise OpportunityNotFound(opportunity_id)
     now = utcnow()
-    async with db.write() as conn:
-        current = await repo.lock(conn, workspace_id, opportunity_id)
-        if current is None:
-            raise OpportunityNotFound(opportunity_id)
-        check_if_match(if_match, etag(current))
-        await repo.update_opportunity(
-            conn,
-            workspace_id,
-            opportunity_id,
-            {
-                "deleted_at": now,
-                "deleted_by": key_id,
-                "status_id": fields.DELETED,
-                "version": current["version"] + 1,
-                "modified_at": now,
-            },
-        )
+    await conn.begin()
+    current = await repo.lock(conn, workspace_id, opportunity_id)
+    if current is None:
+        raise OpportunityNotFound(opportunity_id)
+    check_if_match(if_match, etag(current))
+    await repo.update_opportunity(
+        conn,
+        workspace_id,
+        opportunity_id,
+        {
+            "deleted_at": now,
+            "deleted_by": key_id,
+            "status_id": fields.DELETED,
+            "version": current["version"] + 1,
+            "modified_at": now,
+        },
+    )
 
 
 def _category(field: str, value: object) -> str:
@@ -286,7 +284,7 @@ ACTIVITY_VALIDATORS = {
 
 
 async def add_activity(
-    db: Database,
+    conn: Connection,
     *,
     workspace_id: str,
     opportunity_id: str,
@@ -306,22 +304,22 @@ async def add_activity(
     date = clean.get("date") or now
     if not is_id(opportunity_id):
         raise OpportunityNotFound(opportunity_id)
-    async with db.write() as conn:
-        current = await repo.lock(conn, workspace_id, opportunity_id)
-        if current is None:
-            raise OpportunityNotFound(opportunity_id)
-        await repo.insert_activity(
-            conn,
-            {
-                "workspace_id": workspace_id,
-                "id": new_id(),
-                "opportunity_id": opportunity_id,
-                "category": category,
-                "content": content,
-                "date": date,
-                "created_by": key_id,
-                "created_at": now,
-            },
-        )
-        # A new activity is a change of the opportunity: version and updatedDate move.
-        await repo.mark_updated(conn, workspace_id, opportunity_id, now)
+    await conn.begin()
+    current = await repo.lock(conn, workspace_id, opportunity_id)
+    if current is None:
+        raise OpportunityNotFound(opportunity_id)
+    await repo.insert_activity(
+        conn,
+        {
+            "workspace_id": workspace_id,
+            "id": new_id(),
+            "opportunity_id": opportunity_id,
+            "category": category,
+            "content": content,
+            "date": date,
+            "created_by": key_id,
+            "created_at": now,
+        },
+    )
+    # A new activity is a change of the opportunity: version and updatedDate move.
+    await repo.mark_updated(conn, workspace_id, opportunity_id, now)

@@ -7,7 +7,7 @@ from pydantic import BaseModel
 from sqlalchemy import literal, select
 from starlette.responses import Response
 
-from chatcrm.api.deps import Db
+from chatcrm.api.deps import RequestConnection
 from chatcrm.api.envelope import ok
 from chatcrm.api.errors import is_unavailable
 from chatcrm.api.openapi import responses
@@ -40,16 +40,15 @@ async def health() -> Response:
 @router.get(
     "/ready", operation_id="ready", responses=responses(Readiness, 503, authenticated=False)
 )
-async def ready(db: Db) -> Response:
+async def ready(conn: RequestConnection) -> Response:
     """The database answers a query."""
     try:
-        async with db.read() as conn:
-            await conn.fetchval(_PING)
+        await conn.fetchval(_PING)
     except Exception as exc:
         if is_unavailable(exc):
             raise ServiceUnavailable("The database is unreachable.") from exc
         raise
-    return ok(m.READY, {"status": "ready", "database": db.dialect})
+    return ok(m.READY, {"status": "ready", "database": conn.dialect})
 
 
 @router.get(

@@ -29,8 +29,7 @@ router = APIRouter(tags=["workspaces"])
 )
 async def get_workspace(workspaceId: str, call: Caller) -> Response:
     workspace_id = await call.workspace(path=workspaceId)
-    async with call.db.read() as conn:
-        view = await service.workspace_view(conn, workspace_id)
+    view = await service.workspace_view(call.conn, workspace_id)
     return ok(m.WORKSPACE_OBTAINED, view)
 
 
@@ -48,11 +47,11 @@ async def create_workspace(call: Caller) -> Response:
         # named must be one the key may use, as everywhere: never silently ignored.
         await call.workspace(query=False, body=body)
     name, timezone = service.workspace_values({k: v for k, v in body.items() if k != "workspaceId"})
-    async with call.db.write() as conn:
-        workspace_id = await service.create_workspace(
-            conn, account_id=call.account_id, name=name, timezone=timezone
-        )
-        view = await service.workspace_view(conn, workspace_id)
+    await call.conn.begin()
+    workspace_id = await service.create_workspace(
+        call.conn, account_id=call.account_id, name=name, timezone=timezone
+    )
+    view = await service.workspace_view(call.conn, workspace_id)
     return ok(m.WORKSPACE_CREATED, view)
 
 
@@ -72,8 +71,8 @@ def _setup_route(
         workspace_id = await call.workspace(path=workspaceId)
         body = await read_json_object(call.request)
         check_body_workspace(body, workspace_id)
-        async with call.db.write() as conn:
-            item = await add(conn, workspace_id, body)
+        await call.conn.begin()
+        item = await add(call.conn, workspace_id, body)
         return ok(message, item)
 
     router.add_api_route(
