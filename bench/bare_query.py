@@ -18,10 +18,11 @@ import asyncpg
 import orjson
 from sqlalchemy.engine import make_url
 
-from chatcrm.contacts.repository import _get_statement
+from chatcrm.contacts.kind import CONTACT
 from chatcrm.db.compiled import compiled
+from chatcrm.records import statements
 
-_QUERY = compiled(_get_statement("postgresql"), "postgresql")
+_QUERY = compiled(statements._get_statement(CONTACT, "read", "postgresql"), "postgresql")
 _WORKSPACE = os.environ.get("CHATCRM_BARE_WORKSPACE", "")
 _IDS = Path(os.environ.get("CHATCRM_BARE_IDS", "/dev/null")).read_text().split()
 _pool: asyncpg.Pool | None = None

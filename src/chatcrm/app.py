@@ -7,32 +7,30 @@ import gc
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from fastapi import FastAPI
 from starlette.types import Scope
 
 from chatcrm import __version__, logs
 from chatcrm.api import errors, openapi
-from chatcrm.api.errors import all_routes
 from chatcrm.api.gate import GateMiddleware
-from chatcrm.api.hotpath import HotRoutes
 from chatcrm.api.idempotency import IdempotencyMiddleware, purge_forever
-from chatcrm.api.middleware import RequestContextMiddleware
+from chatcrm.api.middleware import DirectDispatch, RequestContextMiddleware
 from chatcrm.api.ratelimit import RateLimiter
 from chatcrm.auth.service import AuthCache
 from chatcrm.config import Settings
-from chatcrm.contacts import router as contacts_api
-from chatcrm.contacts.router import router as contacts_router
+from chatcrm.contacts.router import routes as contact_routes
 from chatcrm.db.database import Database
-from chatcrm.opportunities import router as opportunities_api
-from chatcrm.opportunities.router import router as opportunities_router
+from chatcrm.opportunities.router import routes as opportunity_routes
 from chatcrm.ops import metrics
-from chatcrm.ops.router import router as ops_router
-from chatcrm.workspaces.router import router as workspaces_router
+from chatcrm.ops.router import routes as ops_routes
+from chatcrm.workspaces.router import routes as workspace_routes
+
+# The route table, in the order routes match (a path's fixed forms before its templates).
+ROUTES = (contact_routes, opportunity_routes, workspace_routes, ops_routes)
 
 
-def create_app(settings: Settings | None = None, *, hot_routes: bool = True) -> FastAPI:
+def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True) -> FastAPI:
     settings = settings or Settings()
     # With N worker processes each enforces 1/N of every rate limit (see api/ratelimit.py).
     share = 1.0 / settings.workers
@@ -68,13 +66,13 @@ def create_app(settings: Settings | None = None, *, hot_routes: bool = True) -> 
     app.state.settings = settings
     app.state.auth_cache = AuthCache(settings.key_cache_ttl)
     errors.install(app)
+    for routes in ROUTES:
+        app.router.routes.extend(routes.routes)
     openapi.install(app)
-    for router in (contacts_router, opportunities_router, workspaces_router, ops_router):
-        app.include_router(router)
-    # Added last = runs first: request id and body limit, then the gate (key, rate limit),
-    # then idempotent POSTs, then the hot routes' direct dispatch.
-    if hot_routes:
-        app.add_middleware(HotRoutes, **_hot_routes(app))
+    # Added last = runs first: request id, connection, route and body limit, then the gate
+    # (key, rate limit), then idempotent POSTs, then the route itself.
+    if direct_dispatch:
+        app.add_middleware(DirectDispatch)
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(GateMiddleware, settings=settings, limiter=RateLimiter(share=share))
     app.add_middleware(
@@ -84,29 +82,6 @@ def create_app(settings: Settings | None = None, *, hot_routes: bool = True) -> 
         on_done=on_done,
     )
     return app
-
-
-def _hot_routes(app: FastAPI) -> dict[str, Any]:
-    """The routes api/hotpath.py dispatches directly, with their FastAPI route objects."""
-    by_name = {getattr(r, "name", None): r for r in all_routes(app.router.routes)}
-
-    def entry(endpoint: Any) -> tuple[Any, Any]:
-        return endpoint, by_name[endpoint.__name__]
-
-    return {
-        "get_by_id": {
-            "contact": entry(contacts_api.get_contact),
-            "opportunity": entry(opportunities_api.get_opportunity),
-        },
-        "exact": {
-            ("PUT", "/api/contact"): entry(contacts_api.update_contact),
-            ("PUT", "/api/opportunity"): entry(opportunities_api.update_opportunity),
-            ("GET", "/api/contact"): entry(contacts_api.list_contacts),
-            ("GET", "/api/opportunity"): entry(opportunities_api.list_opportunities),
-            ("GET", "/api/contact/searchByCellphone"): entry(contacts_api.search_by_cellphone),
-            ("GET", "/api/contact/searchByEmail"): entry(contacts_api.search_by_email),
-        },
-    }
 
 
 def create_app_from_env() -> FastAPI:

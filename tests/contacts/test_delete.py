@@ -14,8 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chatcrm.config import Settings
+from chatcrm.contacts.table import contacts
 from chatcrm.db.engine import standalone_engine
-from chatcrm.db.schema import contacts
 from tests.client import Api, error, error_fields, ok_data
 
 DELETED = "Contacts deleted successfully."

@@ -14,8 +14,9 @@ import httpx
 import orjson
 import pytest
 
-from chatcrm.contacts.listing import ContactFilters
+from chatcrm.contacts.listing import FILTERS
 from chatcrm.core.pagination import Position, TokenCodec
+from chatcrm.records.listing import read_filters
 from tests.client import Api, error, error_fields, ok_data, unique_email
 
 LISTED = "List obtained successfully."
@@ -271,7 +272,7 @@ def test_a_token_signed_with_another_key_is_400(api: Api) -> None:
     created = make_contacts(api, 3)
     forged = TokenCodec(os.urandom(32)).encode(
         scope=f"contacts:{api.ws}",
-        digest=ContactFilters().digest(),
+        digest=read_filters(FILTERS, {}, "sqlite")[0].digest,
         position=Position(created_at=datetime.now(UTC), id=created[-1]["id"]),
     )
     invalid_token(list_contacts(api, continuationToken=forged))

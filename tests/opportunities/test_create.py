@@ -15,12 +15,12 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chatcrm.config import Settings
+from chatcrm.contacts.table import contacts
 from chatcrm.db.database import Database
 from chatcrm.db.engine import standalone_engine
-from chatcrm.db.schema import contacts
-from chatcrm.opportunities import repository as opportunity_repo
-from chatcrm.opportunities.serialize import opportunity as opportunity_shape
+from chatcrm.opportunities.kind import OPPORTUNITY
 from chatcrm.provisioning import NewAccount
+from chatcrm.records import statements
 from tests.client import Api, error, error_fields, ok_data
 
 CREATED = "Opportunity successfully created."
@@ -76,11 +76,11 @@ def stored(database_url: str, workspace_id: str, opportunity_id: str) -> tuple[A
         db = Database(Settings(database_url=database_url))
         try:
             async with db.session() as conn:
-                row = await opportunity_repo.get(conn, workspace_id, opportunity_id)
+                view = await statements.get(conn, OPPORTUNITY, workspace_id, opportunity_id, "full")
         finally:
             await db.dispose()
-        assert row is not None
-        return orjson.loads(orjson.dumps(opportunity_shape(row))), int(row["version"])
+        assert view is not None
+        return orjson.loads(orjson.dumps(view.record)), view.version
 
     return asyncio.run(work())
 

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chatcrm.config import Settings
 from chatcrm.db.engine import standalone_engine
-from chatcrm.db.schema import opportunities
+from chatcrm.opportunities.table import opportunities
 from tests.client import Api, error, ok_data
 
 OBTAINED = "Successfully obtained list."

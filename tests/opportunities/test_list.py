@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from chatcrm.core.pagination import Position, TokenCodec
-from chatcrm.opportunities.listing import OpportunityFilters
+from chatcrm.opportunities.listing import FILTERS
+from chatcrm.records.listing import read_filters
 from tests.client import Api, error, error_fields, ok_data
 
 LISTED = "List obtained successfully."
@@ -220,7 +221,7 @@ def test_a_token_signed_with_another_key_is_400(api: Api) -> None:
     created = make(api, 3)
     forged = TokenCodec(os.urandom(32)).encode(
         scope=f"opportunities:{api.ws}",
-        digest=OpportunityFilters().digest(),
+        digest=read_filters(FILTERS, {}, "sqlite")[0].digest,
         position=Position(created_at=datetime.now(UTC), id=created[-1]["id"]),
     )
     invalid_token(list_opportunities(api, continuationToken=forged))

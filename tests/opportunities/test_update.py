@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from chatcrm.db.schema import opportunities
+from chatcrm.opportunities.table import opportunities
 from tests.client import Api, error, error_fields, ok_data
 from tests.opportunities.test_create import (
     OPPORTUNITY_KEYS,

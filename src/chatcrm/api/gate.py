@@ -10,14 +10,11 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api.errors import render
-from chatcrm.api.middleware import STATE_CONNECTION
 from chatcrm.api.ratelimit import RateLimiter
+from chatcrm.api.state import STATE_AUTH_ERROR, STATE_CONNECTION, STATE_PRINCIPAL
 from chatcrm.auth.service import authenticate
 from chatcrm.config import Settings
 from chatcrm.core.errors import RateLimited, ServiceError
-
-STATE_PRINCIPAL = "principal"
-STATE_AUTH_ERROR = "auth_error"
 
 
 def _authorization(scope: Scope) -> str | None:

@@ -27,8 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api.body import parse_json
 from chatcrm.api.errors import render
-from chatcrm.api.gate import STATE_PRINCIPAL
-from chatcrm.api.middleware import STATE_CONNECTION
+from chatcrm.api.state import STATE_CONNECTION, STATE_PRINCIPAL
 from chatcrm.auth.service import Principal
 from chatcrm.core import messages as m
 from chatcrm.core.errors import BadRequest, Conflict, ServiceError

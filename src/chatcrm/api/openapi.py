@@ -1,175 +1,258 @@
-"""OpenAPI helpers. Bodies are read and validated by our own code (exact types, exact
-messages), so request schemas are attached to operations here, for documentation and for
-clients and test tools that generate requests from `/openapi.json`."""
+"""The OpenAPI document, built from the route table (api/routing.py) and the field tables.
+
+For every operation: its parameters (required ones marked required), its request body,
+and every answer — the success shape inside the envelope with its headers, and each
+error status with the error envelope. Nothing is inferred from function signatures, so
+the document says what the server does.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from fastapi import FastAPI
-from fastapi.openapi.utils import get_openapi
-from pydantic import BaseModel, ConfigDict, Field
 
-T = TypeVar("T")
+from chatcrm import __version__
+from chatcrm.api.routing import ApiRoute, Operation, Param, api_routes
+from chatcrm.core import messages as m
+from chatcrm.records.types import Schema
 
-_REF = "#/components/schemas/{model}"
-_body_models: dict[str, type[BaseModel]] = {}
-
-
-class Envelope(BaseModel, Generic[T]):
-    """Every response: exactly these five keys, in this order."""
-
-    success: bool
-    code: int
-    errorCode: str | None
-    message: str
-    data: T
+_REF = "#/components/schemas/{}"
+_components: dict[str, Schema] = {}
 
 
-class FieldProblem(BaseModel):
-    field: str
-    message: str
+def component(name: str, schema: Schema) -> Schema:
+    """A named schema of the document's components; returns the reference to it."""
+    existing = _components.setdefault(name, schema)
+    assert existing == schema, f"two schemas named {name}"
+    return {"$ref": _REF.format(name)}
 
 
-class ErrorData(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    errors: list[FieldProblem]
-    existingId: str | None = Field(default=None, description="On DUPLICATE_CONTACT.")
+def page_of(owner_key: str, item: Schema) -> Schema:
+    """A page of a list: `{<owner_key>, continuationToken, data}`."""
+    return {
+        "type": "object",
+        "properties": {
+            owner_key: {"type": "string"},
+            "continuationToken": {
+                "type": ["string", "null"],
+                "description": "Pass back to get the next page; null at the end.",
+            },
+            "data": {"type": "array", "items": item},
+        },
+        "required": [owner_key, "continuationToken", "data"],
+        "additionalProperties": False,
+    }
 
 
-class ErrorEnvelope(BaseModel):
-    success: bool = Field(description="Always false.")
-    code: int = Field(description="Equals the HTTP status.")
-    errorCode: str = Field(description="Stable UPPER_SNAKE code (contract section 5).")
-    message: str
-    data: ErrorData | None
+# The error codes each status can carry (contract section 5).
+_CODES: dict[int, tuple[str, ...]] = {
+    400: (m.BAD_REQUEST, m.INVALID_CONTINUATION_TOKEN),
+    401: (m.UNAUTHORIZED, m.WORKSPACE_REQUIRED),
+    403: (m.FORBIDDEN,),
+    404: (m.CONTACT_NOT_FOUND, m.OPPORTUNITY_NOT_FOUND, m.NOT_FOUND),
+    409: (m.DUPLICATE_CONTACT, m.IDEMPOTENCY_KEY_REUSED),
+    412: (m.PRECONDITION_FAILED,),
+    413: (m.PAYLOAD_TOO_LARGE,),
+    415: (m.UNSUPPORTED_MEDIA_TYPE,),
+    422: (m.VALIDATION_ERROR,),
+    429: (m.RATE_LIMITED,),
+    503: (m.SERVICE_UNAVAILABLE,),
+}
+_WHEN = {
+    400: "Malformed request: a body or query parameter that cannot be read, an unknown "
+    "parameter, a structural mistake in an update body, a bad continuation token",
+    401: "No valid API key (UNAUTHORIZED), or no workspace named (WORKSPACE_REQUIRED)",
+    403: "A workspace this key cannot use, or header and workspaceId differ",
+    404: "Unknown id (or of another workspace)",
+    409: "A phone or email another contact holds, or an Idempotency-Key used for another request",
+    412: "If-Match names another version",
+    413: "Body over the size limit (1 MiB)",
+    415: "A body declared with a non-JSON content type",
+    422: "Invalid values, all of them named in data.errors",
+    429: "Over the API key's rate limit",
+    503: "The database is unreachable; retry after Retry-After seconds",
+}
 
-
-_ERROR_TEXT = {
-    400: "Malformed request (BAD_REQUEST, INVALID_CONTINUATION_TOKEN)",
-    401: "No valid API key (UNAUTHORIZED) or no workspace named (WORKSPACE_REQUIRED)",
-    403: "Workspace not usable with this key, or header and workspaceId differ (FORBIDDEN)",
-    404: "Unknown id, or of another workspace",
-    409: "Conflict (DUPLICATE_CONTACT, IDEMPOTENCY_KEY_REUSED)",
-    412: "Stale If-Match (PRECONDITION_FAILED)",
-    413: "Body over 1 MiB (PAYLOAD_TOO_LARGE)",
-    415: "Body with a non-JSON content type (UNSUPPORTED_MEDIA_TYPE)",
-    422: "Invalid value (VALIDATION_ERROR)",
-    429: "Rate limit exceeded (RATE_LIMITED)",
-    503: "Database unreachable (SERVICE_UNAVAILABLE)",
+_REQUEST_ID = {
+    "description": "The request's id (the client's X-Request-Id when it sent one).",
+    "required": True,
+    "schema": {"type": "string", "minLength": 1},
+}
+_RATE_HEADERS = {
+    name: {"description": text, "schema": {"type": "integer", "minimum": 0}}
+    for name, text in (
+        ("RateLimit-Limit", "Requests the key may burst (when limits are on)."),
+        ("RateLimit-Remaining", "Requests left in the burst right now."),
+        ("RateLimit-Reset", "Seconds until the burst is whole again."),
+    )
+}
+_RETRY_AFTER = {
+    "description": "Seconds to wait before retrying.",
+    "required": True,
+    "schema": {"type": "integer", "minimum": 0},
 }
 
 
-def responses(
-    data_model: Any, *errors: int, authenticated: bool = True
-) -> dict[int | str, dict[str, Any]]:
-    """The documented answers of an operation: the 200 envelope and the listed errors."""
-    out: dict[int | str, dict[str, Any]] = {
-        200: {"model": Envelope[data_model], "description": "Success"}
+def _error_envelope(status: int) -> Schema:
+    field_error = {
+        "type": "object",
+        "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
+        "required": ["field", "message"],
+        "additionalProperties": False,
     }
-    # Any authenticated operation may answer: 400 (a malformed query parameter), 401 (no
-    # valid key), 429 (rate limit) and 503 (database unreachable).
-    always = {400, 401, 429, 503} if authenticated else set()
-    for status in sorted({*errors, *always}):
-        out[status] = {"model": ErrorEnvelope, "description": _ERROR_TEXT[status]}
+    data = {
+        "type": "object",
+        "properties": {
+            "errors": {"type": "array", "items": field_error},
+            "existingId": {"type": "string", "description": "On DUPLICATE_CONTACT."},
+        },
+        "required": ["errors"],
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "success": {"const": False},
+            "code": {"const": status},
+            "errorCode": {"enum": list(_CODES.get(status, (m.BAD_REQUEST,)))},
+            "message": {"type": "string", "minLength": 1},
+            "data": {"anyOf": [{"type": "null"}, data]},
+        },
+        "required": ["success", "code", "errorCode", "message", "data"],
+        "additionalProperties": False,
+    }
+
+
+def _success_envelope(op: Operation) -> Schema:
+    return {
+        "type": "object",
+        "properties": {
+            "success": {"const": True},
+            "code": {"const": 200},
+            "errorCode": {"type": "null"},
+            "message": {"const": op.message},
+            "data": op.answer if op.answer is not None else {"type": "null"},
+        },
+        "required": ["success", "code", "errorCode", "message", "data"],
+        "additionalProperties": False,
+    }
+
+
+def statuses(op: Operation) -> list[int]:
+    """Every status an operation can answer besides 200."""
+    out = set(op.errors)
+    if op.authenticated:
+        # Any authenticated operation: a malformed query parameter (400), no valid key or
+        # no workspace (401), a workspace the key cannot use (403), the rate limit (429),
+        # the database unreachable (503).
+        out |= {400, 401, 403, 429, 503}
+    if op.body is not None:
+        out |= {400, 413, 415}
+    if op.method == "POST" and op.authenticated:
+        out |= {409}  # an Idempotency-Key used for another request
+    return sorted(out)
+
+
+def _parameter(param: Param) -> Schema:
+    return {
+        "name": param.name,
+        "in": param.where,
+        "required": param.required,
+        "description": param.description,
+        "schema": param.schema,
+    }
+
+
+def _operation(route: ApiRoute) -> Schema:
+    op = route.operation
+    parameters = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+        for name in route.param_names
+    ]
+    parameters += [_parameter(p) for p in op.params]
+    success_headers: dict[str, Any] = {"X-Request-Id": _REQUEST_ID}
+    if op.authenticated:
+        success_headers.update(_RATE_HEADERS)
+    if op.etag:
+        success_headers["ETag"] = {
+            "description": "The record's version, for If-Match.",
+            "required": True,
+            "schema": {"type": "string", "pattern": '^"[0-9]+"$'},
+        }
+    if op.enveloped:
+        success = {"application/json": {"schema": _success_envelope(op)}}
+    else:
+        success = {"text/plain": {"schema": {"type": "string"}}}
+    responses: dict[str, Any] = {
+        "200": {
+            "description": op.message or "Success",
+            "headers": success_headers,
+            "content": success,
+        }
+    }
+    for status in statuses(op):
+        headers: dict[str, Any] = {"X-Request-Id": _REQUEST_ID}
+        if op.authenticated and status != 401:
+            headers.update(_RATE_HEADERS)
+        if status in (429, 503):
+            headers["Retry-After"] = _RETRY_AFTER
+        responses[str(status)] = {
+            "description": _WHEN[status],
+            "headers": headers,
+            "content": {"application/json": {"schema": _error_envelope(status)}},
+        }
+    out: Schema = {
+        "operationId": op.operation_id,
+        "summary": op.summary,
+        "tags": [op.tag],
+        "parameters": parameters,
+        "responses": responses,
+    }
+    if op.description:
+        out["description"] = op.description
+    if op.body is not None:
+        out["requestBody"] = {
+            "required": op.body_required,
+            "content": {"application/json": {"schema": op.body}},
+        }
+    if op.authenticated:
+        out["security"] = [{"apiKey": []}]
     return out
 
 
-def json_body(model: type[BaseModel], *, required: bool = True) -> dict[str, Any]:
-    """`openapi_extra` describing a JSON request body by a pydantic model."""
-    _body_models[model.__name__] = model
+def document(app: FastAPI) -> Schema:
+    paths: dict[str, Schema] = {}
+    for route in api_routes(app.router.routes):
+        paths.setdefault(route.operation.path, {})[route.operation.method.lower()] = _operation(
+            route
+        )
     return {
-        "requestBody": {
-            "required": required,
-            "content": {
-                "application/json": {"schema": {"$ref": _REF.format(model=model.__name__)}}
-            },
-        }
-    }
-
-
-def install(app: FastAPI) -> None:
-    """Build the document once, adding the request-body schemas to its components."""
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = get_openapi(
-                title=app.title,
-                version=app.version,
-                description=app.description,
-                routes=app.routes,
-            )
-            components = schema.setdefault("components", {}).setdefault("schemas", {})
-            for name, model in _body_models.items():
-                body_schema = model.model_json_schema(ref_template=_REF)
-                for def_name, definition in body_schema.pop("$defs", {}).items():
-                    components.setdefault(def_name, definition)
-                components[name] = body_schema
-            schema["components"]["securitySchemes"] = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": app.title,
+            "version": __version__,
+            "description": app.description,
+        },
+        "paths": paths,
+        "components": {
+            "schemas": dict(sorted(_components.items())),
+            "securitySchemes": {
                 "apiKey": {
                     "type": "http",
                     "scheme": "bearer",
                     "description": "An API key: `Authorization: Bearer ccrm_…`",
                 }
-            }
-            for path, operations in schema.get("paths", {}).items():
-                if path.startswith("/api/"):
-                    for spec in operations.values():
-                        spec["security"] = [{"apiKey": []}]
-            app.openapi_schema = schema
+            },
+        },
+    }
+
+
+def install(app: FastAPI) -> None:
+    """Serve the document built from the route table (once, then kept)."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = document(app)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
-
-
-# --- parameters read by hand in the routes (see api/deps.py), documented here --------------
-
-
-def header_param(name: str, description: str, *, required: bool = False) -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "header",
-        "required": required,
-        "description": description,
-        "schema": {"type": "string"},
-    }
-
-
-def query_param(
-    name: str,
-    description: str,
-    *,
-    required: bool = False,
-    schema: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "query",
-        "required": required,
-        "description": description,
-        "schema": schema or {"type": "string"},
-    }
-
-
-WORKSPACE_HEADER = header_param("x-workspace-id", "The workspace the request acts in.")
-IF_MATCH = header_param("If-Match", "Apply the change only to this version (its ETag).")
-IDEMPOTENCY_KEY = header_param(
-    "Idempotency-Key", "Retry-safe POST: the first answer is stored 24 h and replayed."
-)
-WORKSPACE_QUERY = query_param("workspaceId", "The workspace (or send x-workspace-id).")
-PAGE_PARAMS = [
-    query_param("continuationToken", "From the previous page; omit for the first page."),
-    query_param(
-        "pageSize",
-        "1 to 100 (default 20).",
-        schema={"type": "integer", "minimum": 1, "maximum": 100},
-    ),
-]
-
-
-def operation(*params: dict[str, Any], body: type[BaseModel] | None = None) -> dict[str, Any]:
-    """`openapi_extra` of an operation: its hand-read parameters and its JSON body."""
-    extra: dict[str, Any] = {"parameters": list(params)} if params else {}
-    if body is not None:
-        extra.update(json_body(body))
-    return extra

@@ -4,142 +4,159 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
 from starlette.responses import Response
 
-from chatcrm.api import params
-from chatcrm.api.body import read_json_object
-from chatcrm.api.deps import Caller, check_body_workspace
+from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
-from chatcrm.api.openapi import (
+from chatcrm.api.openapi import component, page_of
+from chatcrm.api.parameters import (
     IDEMPOTENCY_KEY,
     IF_MATCH,
-    PAGE_PARAMS,
+    PAGE,
+    PAGE_SIZE,
     WORKSPACE_HEADER,
     WORKSPACE_QUERY,
-    operation,
-    query_param,
-    responses,
+    filter_params,
+    query_names,
 )
-from chatcrm.contacts import listing, removal, service
-from chatcrm.contacts.schemas import (
-    ContactActivityBody,
-    ContactActivityPage,
-    ContactById,
-    ContactCreateBody,
-    ContactPage,
-    ContactUpdateBody,
-    ContactWritten,
-    DeleteBatchBody,
-    DeleteBatchResult,
-)
-from chatcrm.contacts.serialize import contact_full, contact_read
+from chatcrm.api.routing import Param, Routes
+from chatcrm.contacts import activities, listing, removal
+from chatcrm.contacts.fields import FIELDS
+from chatcrm.contacts.kind import CONTACT
 from chatcrm.core import messages as m
-from chatcrm.db.database import Row
+from chatcrm.records import activities as activity_log
+from chatcrm.records import listing as lists
+from chatcrm.records import writing
 from chatcrm.records.conditional import etag
+from chatcrm.records.fields import FULL, READ
+from chatcrm.records.schemas import create_body_schema, shape_schema, update_body_schema
+from chatcrm.records.statements import View
 
-router = APIRouter(tags=["contacts"])
+routes = Routes("contacts")
 
-_FILTERS = [
-    query_param("q", "Substring of name, lastname, email, or phone digits."),
-    query_param("stageId", "Only contacts in this stage."),
-    query_param("assignedAgentId", "Only contacts assigned to this agent."),
-    query_param("tag", "Only contacts with this tag id."),
-    query_param("isSolved", "true or false.", schema={"type": "boolean"}),
-    query_param("updatedSince", "ISO 8601: changed at or after.", schema={"format": "date-time"}),
-]
+CONTACT_READ = component("ContactRead", shape_schema(FIELDS, READ))
+CONTACT_FULL = component("Contact", shape_schema(FIELDS, FULL))
+BY_ID = {
+    "type": "object",
+    "properties": {
+        "contactId": {"type": "string"},
+        "data": {"type": "array", "items": CONTACT_READ},
+    },
+    "required": ["contactId", "data"],
+    "additionalProperties": False,
+}
+WRITTEN = {
+    "type": "object",
+    "properties": {"id": {"type": "string"}, "contact": CONTACT_FULL},
+    "required": ["id", "contact"],
+    "additionalProperties": False,
+}
+LIST_PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE, *filter_params(listing.FILTERS))
+EMAIL = Param("email", "query", "The address to look for (case-insensitive).", required=True)
+CELLPHONE = Param(
+    "cellphone",
+    "query",
+    "The number, any formatting; matches the WhatsApp or sender phone.",
+    required=True,
+)
 
 
-@router.get(
+@routes.operation(
+    "GET",
     "/api/contact",
     operation_id="listContacts",
     summary="List contacts (newest first)",
-    responses=responses(ContactPage, 400, 401, 403, 422),
-    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE_PARAMS, *_FILTERS),
+    message=m.LIST_PAGE_OBTAINED,
+    answer=page_of("workspaceId", CONTACT_READ),
+    params=LIST_PARAMS,
+    errors=(422,),
 )
-async def list_contacts(call: Caller) -> Response:
-    params.reject_unknown(call.request, listing.LIST_PARAMS)
+async def list_contacts(call: Call) -> Response:
+    call.reject_unknown_query(query_names(LIST_PARAMS))
     workspace_id = await call.workspace()
-    q = call.query
-    filters = listing.ContactFilters(
-        q=params.text_param(q("q")),
-        stage_id=params.text_param(q("stageId")),
-        assigned_agent_id=params.text_param(q("assignedAgentId")),
-        tag=params.text_param(q("tag")),
-        is_solved=params.bool_param("isSolved", q("isSolved")),
-        updated_since=params.timestamp_param("updatedSince", q("updatedSince")),
+    filtering, size = lists.read_filters(
+        listing.FILTERS, call.request.query_params, call.conn.dialect
     )
-    rows, token = await listing.list_page(
+    views, token = await lists.list_page(
         call.conn,
+        CONTACT,
         await call.codec(),
+        filters=listing.FILTERS,
         workspace_id=workspace_id,
-        filters=filters,
-        token=params.text_param(q("continuationToken")),
-        size=params.page_size(q("pageSize")),
+        filtering=filtering,
+        token=call.query("continuationToken") or None,
+        size=size,
     )
     return ok(
         m.LIST_PAGE_OBTAINED,
         {
             "workspaceId": workspace_id,
             "continuationToken": token,
-            "data": [contact_read(row) for row in rows],
+            "data": [v.record for v in views],
         },
     )
 
 
-def _search_result(rows: list[Row]) -> dict[str, Any]:
-    return {
-        "contactId": rows[0]["id"] if rows else "",
-        "data": [contact_read(row) for row in rows],
-    }
+def _found(views: list[View]) -> dict[str, Any]:
+    return {"contactId": views[0].id if views else "", "data": [v.record for v in views]}
 
 
-@router.get(
+@routes.operation(
+    "GET",
     "/api/contact/searchByEmail",
     operation_id="searchContactByEmail",
     summary="Get contact by email (case-insensitive)",
-    responses=responses(ContactById, 400, 401, 403, 422),
-    openapi_extra=operation(
-        WORKSPACE_HEADER,
-        WORKSPACE_QUERY,
-        query_param("email", "The address to look for.", required=True),
-    ),
+    message=m.LIST_OBTAINED,
+    answer=BY_ID,
+    params=(WORKSPACE_HEADER, WORKSPACE_QUERY, EMAIL),
+    errors=(422,),
 )
-async def search_by_email(call: Caller) -> Response:
-    params.reject_unknown(call.request, ("email", "workspaceId"))
+async def search_by_email(call: Call) -> Response:
+    call.reject_unknown_query(("email", "workspaceId"))
     workspace_id = await call.workspace()
-    rows = await listing.search_by_email(call.conn, workspace_id, call.required_query("email"))
-    return ok(m.LIST_OBTAINED, _search_result(rows))
+    views = await listing.search_by_email(call.conn, workspace_id, call.required_query("email"))
+    return ok(m.LIST_OBTAINED, _found(views))
 
 
-@router.get(
+@routes.operation(
+    "GET",
     "/api/contact/searchByCellphone",
     operation_id="searchContactByCellphone",
     summary="Get contact by phone (WhatsApp number or sender phone)",
-    responses=responses(ContactById, 400, 401, 403, 422),
-    openapi_extra=operation(
-        WORKSPACE_HEADER,
-        WORKSPACE_QUERY,
-        query_param("cellphone", "The number, any formatting.", required=True),
-    ),
+    message=m.LIST_OBTAINED,
+    answer=BY_ID,
+    params=(WORKSPACE_HEADER, WORKSPACE_QUERY, CELLPHONE),
+    errors=(422,),
 )
-async def search_by_cellphone(call: Caller) -> Response:
-    params.reject_unknown(call.request, ("cellphone", "workspaceId"))
+async def search_by_cellphone(call: Call) -> Response:
+    call.reject_unknown_query(("cellphone", "workspaceId"))
     workspace_id = await call.workspace()
-    rows = await listing.search_by_cellphone(
+    views = await listing.search_by_cellphone(
         call.conn, workspace_id, call.required_query("cellphone")
     )
-    return ok(m.LIST_OBTAINED, _search_result(rows))
+    return ok(m.LIST_OBTAINED, _found(views))
 
 
-@router.post(
+@routes.operation(
+    "POST",
     "/api/contact/delete-batch",
     operation_id="deleteContacts",
-    summary="Delete contacts (soft, at most 500)",
-    responses=responses(DeleteBatchResult, 400, 401, 403, 409, 413, 415, 422),
-    openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=DeleteBatchBody),
+    summary=f"Delete contacts (soft, at most {removal.MAX_BATCH})",
+    message=m.CONTACTS_DELETED,
+    answer={
+        "type": "object",
+        "properties": {
+            "deletedIds": {"type": "array", "items": {"type": "string"}},
+            "notFoundIds": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["deletedIds", "notFoundIds"],
+        "additionalProperties": False,
+    },
+    params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
+    body=create_body_schema(removal.BODY),
+    errors=(422,),
 )
-async def delete_contacts(call: Caller) -> Response:
+async def delete_contacts(call: Call) -> Response:
     body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
     result = await removal.delete_batch(
@@ -148,112 +165,144 @@ async def delete_contacts(call: Caller) -> Response:
     return ok(m.CONTACTS_DELETED, result)
 
 
-@router.get(
+@routes.operation(
+    "GET",
     "/api/contact/{contactId}",
     operation_id="getContactById",
     summary="Get contact by contact ID",
-    responses=responses(ContactById, 401, 403, 404),
-    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY),
+    message=m.LIST_OBTAINED,
+    answer=BY_ID,
+    params=(WORKSPACE_HEADER, WORKSPACE_QUERY),
+    errors=(404,),
+    etag=True,
 )
-async def get_contact(contactId: str, call: Caller) -> Response:
+async def get_contact(call: Call, contactId: str) -> Response:
     workspace_id = await call.workspace()
-    row = await service.get(call.conn, workspace_id, contactId)
+    view = await writing.get(call.conn, CONTACT, workspace_id, contactId, shape=READ)
     return ok(
         m.LIST_OBTAINED,
-        {"contactId": contactId, "data": [contact_read(row)]},
-        headers={"ETag": etag(row)},
+        {"contactId": contactId, "data": [view.record]},
+        headers={"ETag": etag(view.version)},
     )
 
 
-@router.put(
+@routes.operation(
+    "PUT",
     "/api/contact",
     operation_id="updateContact",
     summary="Update Contact",
-    responses=responses(ContactWritten, 400, 401, 403, 404, 409, 412, 413, 415, 422),
-    openapi_extra=operation(
-        WORKSPACE_HEADER,
+    message=m.CONTACT_UPDATED,
+    answer=WRITTEN,
+    params=(
+        WORKSPACE_HEADER.but(required=True),
         IF_MATCH,
-        query_param("id", "The contact id.", required=True),
-        query_param("workspaceId", "Equal to the header.", required=True),
-        body=ContactUpdateBody,
+        Param("id", "query", "The contact id.", required=True),
+        WORKSPACE_QUERY.but(required=True, description="The workspace; equal to the header."),
     ),
+    body=update_body_schema(FIELDS),
+    errors=(404, 409, 412, 422),
+    etag=True,
 )
-async def update_contact(call: Caller) -> Response:
+async def update_contact(call: Call) -> Response:
     workspace_id = await call.workspace(header_required=True, query_required=True)
     contact_id = call.required_query("id")
-    body = await read_json_object(call.request)
-    check_body_workspace(body, workspace_id)
-    row = await service.update(
+    body = await call.read_update_body(workspace_id)
+    view = await writing.update(
         call.conn,
+        CONTACT,
         workspace_id=workspace_id,
-        contact_id=contact_id,
+        record_id=contact_id,
         body=body,
         if_match=call.header("if-match"),
     )
     return ok(
         m.CONTACT_UPDATED,
-        {"id": contact_id, "contact": contact_full(row)},
-        headers={"ETag": etag(row)},
+        {"id": contact_id, "contact": view.record},
+        headers={"ETag": etag(view.version)},
     )
 
 
-@router.post(
+@routes.operation(
+    "POST",
     "/api/contact",
     operation_id="createContact",
     summary="Create Contact",
-    responses=responses(ContactWritten, 400, 401, 403, 409, 413, 415, 422),
-    openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=ContactCreateBody),
+    message=m.CONTACT_CREATED,
+    answer=WRITTEN,
+    params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
+    body=create_body_schema(FIELDS),
+    errors=(409, 422),
+    etag=True,
 )
-async def create_contact(call: Caller) -> Response:
+async def create_contact(call: Call) -> Response:
     body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
-    row = await service.create(call.conn, workspace_id=workspace_id, body=body)
+    view = await writing.create(
+        call.conn, CONTACT, workspace_id=workspace_id, key_id=call.key_id, body=body
+    )
     return ok(
         m.CONTACT_CREATED,
-        {"id": row["id"], "contact": contact_full(row)},
-        headers={"ETag": etag(row)},
+        {"id": view.id, "contact": view.record},
+        headers={"ETag": etag(view.version)},
     )
 
 
-@router.post(
+@routes.operation(
+    "POST",
     "/api/contact/{contactId}/activities",
     operation_id="createContactActivity",
     summary="Record a contact activity",
-    responses=responses(None, 400, 401, 403, 404, 409, 413, 415, 422),
-    openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=ContactActivityBody),
+    message=m.ACTIVITY_RECORDED,
+    answer=None,
+    params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
+    body=create_body_schema(activities.FIELDS),
+    errors=(404, 422),
 )
-async def create_contact_activity(contactId: str, call: Caller) -> Response:
+async def create_contact_activity(call: Call, contactId: str) -> Response:
     body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
-    await removal.add_activity(
-        call.conn, workspace_id=workspace_id, contact_id=contactId, key_id=call.key_id, body=body
+    await activity_log.add(
+        call.conn,
+        activities.CONTACT_ACTIVITIES,
+        workspace_id=workspace_id,
+        record_id=contactId,
+        key_id=call.key_id,
+        body=body,
     )
     return ok(m.ACTIVITY_RECORDED, None)
 
 
-@router.get(
+ACTIVITY_PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE)
+
+
+@routes.operation(
+    "GET",
     "/api/contact/{contactId}/activities",
     operation_id="listContactActivities",
     summary="A contact's activities (oldest first)",
-    responses=responses(ContactActivityPage, 400, 401, 403, 404, 422),
-    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE_PARAMS),
+    message=m.ACTIVITIES_OBTAINED,
+    answer=page_of(
+        "contactId", component("ContactActivity", shape_schema(activities.FIELDS, FULL))
+    ),
+    params=ACTIVITY_PARAMS,
+    errors=(404, 422),
 )
-async def list_contact_activities(contactId: str, call: Caller) -> Response:
-    params.reject_unknown(call.request, ("workspaceId", "continuationToken", "pageSize"))
+async def list_contact_activities(call: Call, contactId: str) -> Response:
+    call.reject_unknown_query(query_names(ACTIVITY_PARAMS))
     workspace_id = await call.workspace()
-    rows, token = await removal.list_activities(
+    codec = await call.codec()
+    token = call.query("continuationToken") or None
+    size = lists.read_page_size(call.query(PAGE_SIZE.name))
+    rows, next_token = await activity_log.list_page(
         call.conn,
-        await call.codec(),
+        activities.CONTACT_ACTIVITIES,
+        codec,
         workspace_id=workspace_id,
-        contact_id=contactId,
-        token=params.text_param(call.query("continuationToken")),
-        size=params.page_size(call.query("pageSize")),
+        record_id=contactId,
+        token=token,
+        size=size,
     )
     return ok(
         m.ACTIVITIES_OBTAINED,
-        {
-            "contactId": contactId,
-            "continuationToken": token,
-            "data": [removal.activity(row) for row in rows],
-        },
+        {"contactId": contactId, "continuationToken": next_token, "data": rows},
     )

@@ -53,6 +53,7 @@ async def list_with_token(
     created: Any,
     ident: Any,
     newest_first: bool = True,
+    created_key: str = "created_at",
 ) -> tuple[list[Row], str | None]:
     """A page of `base` (a long-lived statement; `params` are its bound values) after the
     position a continuation token names, and the token of the page that follows — None
@@ -67,8 +68,8 @@ async def list_with_token(
         return rows, None
     rows = rows[:size]
     last = rows[-1]
-    created = last["created_at"]
-    if isinstance(created, str):  # read columns carry it as wire text (core/timestamps.py)
+    created = last[created_key]
+    if isinstance(created, str):  # records are read in wire form (core/timestamps.py)
         created = parse_iso(created)
     position = Position(created_at=created, id=last["id"])
     return rows, codec.encode(scope=scope, digest=digest, position=position)

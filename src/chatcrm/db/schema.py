@@ -1,11 +1,11 @@
 """Tables. Tenant tables lead their primary key and every index with `workspace_id`.
 
 The schema is created and changed only by the Alembic migrations in `migrations/`;
-these definitions are what the repositories query with (SQLAlchemy Core).
+these definitions are what the repositories query with (SQLAlchemy Core). The record
+tables (contacts, opportunities) are built from their field tables, in their packages.
 """
 
 from sqlalchemy import (
-    Boolean,
     Column,
     Float,
     ForeignKeyConstraint,
@@ -16,10 +16,9 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    text,
 )
 
-from chatcrm.db.types import Money, UTCDateTime
+from chatcrm.db.types import UTCDateTime
 
 ID = String(36)
 
@@ -150,98 +149,7 @@ segmentations = Table(
 
 # --- contacts ---------------------------------------------------------------------------------
 
-contacts = Table(
-    "contacts",
-    metadata,
-    Column("workspace_id", ID, nullable=False),
-    Column("id", ID, nullable=False),
-    Column("version", Integer, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    # Time of the last change of any kind; serves `updatedSince`.
-    Column("modified_at", UTCDateTime, nullable=False),
-    Column("assigned_agent_id", ID, nullable=True),
-    Column("segmentation_id", ID, nullable=True),
-    Column("last_message", Text, nullable=True),
-    Column("last_message_date", UTCDateTime, nullable=False),
-    Column("platform_sender_id", String(200), nullable=True),
-    Column("platform_sender_name", String(200), nullable=False),
-    Column("platform_sender_phone", String(15), nullable=True),
-    Column("is_read", Boolean, nullable=False),
-    Column("is_bot_enabled", Boolean, nullable=False),
-    Column("is_manually_added", Boolean, nullable=False),
-    Column("avatar_color", String(200), nullable=True),
-    Column("order_in_cards", Integer, nullable=False),
-    Column("order_in_cards_updated_at", UTCDateTime, nullable=False),
-    Column("files", Text, nullable=False),  # JSON array of strings
-    Column("variables", Text, nullable=False),  # JSON array of {name, value}
-    Column("is_solved", Boolean, nullable=False),
-    Column("solved_by_agent_id", ID, nullable=True),
-    Column("solved_date", UTCDateTime, nullable=True),
-    Column("internal_whatsapp_number", String(15), nullable=False),
-    Column("name", String(200), nullable=False),
-    Column("lastname", String(200), nullable=False),
-    Column("email", String(254), nullable=True),
-    # Lower-cased email, computed in Python so both databases compare it the same way.
-    Column("email_key", String(254), nullable=True),
-    Column("platform_id", Integer, nullable=False),
-    Column("stage_id", ID, nullable=False),
-    Column("deleted_at", UTCDateTime, nullable=True),
-    Column("deleted_by", ID, nullable=True),
-    PrimaryKeyConstraint("workspace_id", "id"),
-    ForeignKeyConstraint(["workspace_id"], ["workspaces.id"]),
-    ForeignKeyConstraint(["workspace_id", "stage_id"], ["stages.workspace_id", "stages.id"]),
-    ForeignKeyConstraint(
-        ["workspace_id", "assigned_agent_id"], ["agents.workspace_id", "agents.id"]
-    ),
-    ForeignKeyConstraint(
-        ["workspace_id", "solved_by_agent_id"], ["agents.workspace_id", "agents.id"]
-    ),
-    ForeignKeyConstraint(
-        ["workspace_id", "segmentation_id"], ["segmentations.workspace_id", "segmentations.id"]
-    ),
-    # Newest first: the list order, and the keyset its continuation tokens walk.
-    Index("ix_contacts_list", "workspace_id", "created_at", "id"),
-    Index("ix_contacts_stage_order", "workspace_id", "stage_id", "order_in_cards"),
-    # Partial (migration 0004): SQLite's statistics would count the NULLs as one value.
-    Index(
-        "ix_contacts_sender_phone",
-        "workspace_id",
-        "platform_sender_phone",
-        sqlite_where=text("platform_sender_phone IS NOT NULL"),
-        postgresql_where=text("platform_sender_phone IS NOT NULL"),
-    ),
-    # Indexes of the list filters (migration 0002); each ends in the list order.
-    Index("ix_contacts_phone", "workspace_id", "internal_whatsapp_number"),
-    Index("ix_contacts_stage_list", "workspace_id", "stage_id", "created_at", "id"),
-    Index(
-        "ix_contacts_agent_list",
-        "workspace_id",
-        "assigned_agent_id",
-        "created_at",
-        "id",
-        sqlite_where=text("assigned_agent_id IS NOT NULL"),
-        postgresql_where=text("assigned_agent_id IS NOT NULL"),
-    ),
-    Index("ix_contacts_solved_list", "workspace_id", "is_solved", "created_at", "id"),
-    Index("ix_contacts_modified", "workspace_id", "modified_at"),
-    # Unique among live contacts only: a soft-deleted contact frees its phone and email.
-    Index(
-        "uq_contacts_phone_live",
-        "workspace_id",
-        "internal_whatsapp_number",
-        unique=True,
-        sqlite_where=text("deleted_at IS NULL AND internal_whatsapp_number <> ''"),
-        postgresql_where=text("deleted_at IS NULL AND internal_whatsapp_number <> ''"),
-    ),
-    Index(
-        "uq_contacts_email_live",
-        "workspace_id",
-        "email_key",
-        unique=True,
-        sqlite_where=text("deleted_at IS NULL AND email_key IS NOT NULL"),
-        postgresql_where=text("deleted_at IS NULL AND email_key IS NOT NULL"),
-    ),
-)
+# contacts: built from the contact field table (contacts/table.py).
 
 contact_tags = Table(
     "contact_tags",
@@ -273,71 +181,7 @@ contact_activities = Table(
 
 # --- opportunities ------------------------------------------------------------------------------
 
-opportunities = Table(
-    "opportunities",
-    metadata,
-    Column("workspace_id", ID, nullable=False),
-    Column("id", ID, nullable=False),
-    Column("version", Integer, nullable=False),
-    Column("code", String(32), nullable=False),
-    Column("opport_status", Integer, nullable=False),
-    Column("win_loss_status", Integer, nullable=False),
-    Column("win_loss_date", UTCDateTime, nullable=True),
-    Column("final_amount", Money, nullable=False),
-    # False while finalAmount follows amount; set once a client names finalAmount.
-    Column("final_amount_set", Boolean, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("creation_type_id", Integer, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=True),
-    Column("modified_at", UTCDateTime, nullable=False),
-    Column("deleted_at", UTCDateTime, nullable=True),
-    Column("deleted_by", ID, nullable=True),
-    Column("status_id", Integer, nullable=False),
-    Column("files", Text, nullable=False),
-    Column("order_in_cards", Integer, nullable=False),
-    Column("order_in_cards_updated_at", UTCDateTime, nullable=False),
-    Column("segmentation_id", ID, nullable=True),
-    Column("name", String(200), nullable=False),
-    Column("description", Text, nullable=False),
-    Column("amount", Money, nullable=False),
-    Column("created_by", ID, nullable=False),
-    Column("contact_id", ID, nullable=True),
-    Column("expiration_date", UTCDateTime, nullable=True),
-    Column("assigned_agent_id", ID, nullable=True),
-    Column("stage_id", ID, nullable=False),
-    PrimaryKeyConstraint("workspace_id", "id"),
-    ForeignKeyConstraint(["workspace_id"], ["workspaces.id"]),
-    ForeignKeyConstraint(["workspace_id", "stage_id"], ["stages.workspace_id", "stages.id"]),
-    ForeignKeyConstraint(["workspace_id", "contact_id"], ["contacts.workspace_id", "contacts.id"]),
-    ForeignKeyConstraint(
-        ["workspace_id", "assigned_agent_id"], ["agents.workspace_id", "agents.id"]
-    ),
-    ForeignKeyConstraint(
-        ["workspace_id", "segmentation_id"], ["segmentations.workspace_id", "segmentations.id"]
-    ),
-    Index("uq_opportunities_code", "workspace_id", "code", unique=True),
-    Index("ix_opportunities_list", "workspace_id", "created_at", "id"),
-    Index("ix_opportunities_stage_order", "workspace_id", "stage_id", "order_in_cards"),
-    Index(
-        "ix_opportunities_contact",
-        "workspace_id",
-        "contact_id",
-        sqlite_where=text("contact_id IS NOT NULL"),
-        postgresql_where=text("contact_id IS NOT NULL"),
-    ),
-    Index("ix_opportunities_stage_list", "workspace_id", "stage_id", "created_at", "id"),
-    Index(
-        "ix_opportunities_agent_list",
-        "workspace_id",
-        "assigned_agent_id",
-        "created_at",
-        "id",
-        sqlite_where=text("assigned_agent_id IS NOT NULL"),
-        postgresql_where=text("assigned_agent_id IS NOT NULL"),
-    ),
-    Index("ix_opportunities_status_list", "workspace_id", "win_loss_status", "created_at", "id"),
-    Index("ix_opportunities_modified", "workspace_id", "modified_at"),
-)
+# opportunities: built from the opportunity field table (opportunities/table.py).
 
 opportunity_activities = Table(
     "opportunity_activities",

@@ -2,191 +2,220 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
 from starlette.responses import Response
 
-from chatcrm.api import params
-from chatcrm.api.body import read_json_object
-from chatcrm.api.deps import Caller, check_body_workspace
+from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
-from chatcrm.api.openapi import (
+from chatcrm.api.openapi import component, page_of
+from chatcrm.api.parameters import (
     IDEMPOTENCY_KEY,
     IF_MATCH,
-    PAGE_PARAMS,
+    PAGE,
     WORKSPACE_HEADER,
     WORKSPACE_QUERY,
-    operation,
-    query_param,
-    responses,
+    filter_params,
+    query_names,
 )
+from chatcrm.api.routing import Param, Routes
 from chatcrm.core import messages as m
-from chatcrm.opportunities import fields, listing, service
-from chatcrm.opportunities.schemas import (
-    OpportunityActivityBody,
-    OpportunityById,
-    OpportunityCreateBody,
-    OpportunityCreated,
-    OpportunityDeleted,
-    OpportunityPage,
-    OpportunityUpdateBody,
-    OpportunityUpdated,
-)
-from chatcrm.opportunities.serialize import opportunity
+from chatcrm.opportunities import activities
+from chatcrm.opportunities.fields import FIELDS
+from chatcrm.opportunities.kind import OPPORTUNITY, OPPORTUNITY_ACTIVITIES
+from chatcrm.opportunities.listing import FILTERS
+from chatcrm.records import activities as activity_log
+from chatcrm.records import listing as lists
+from chatcrm.records import writing
 from chatcrm.records.conditional import etag
+from chatcrm.records.fields import FULL
+from chatcrm.records.schemas import create_body_schema, shape_schema, update_body_schema
 
-router = APIRouter(tags=["opportunities"])
+routes = Routes("opportunities")
 
-_FILTERS = [
-    query_param("q", "Substring of name, description or opportCode."),
-    query_param("stageId", "Only opportunities in this stage."),
-    query_param("assignedAgentId", "Only opportunities assigned to this agent."),
-    query_param("contactId", "Only opportunities of this contact."),
-    query_param(
-        "winLossStatus", "0 open, 1 won, 2 lost.", schema={"type": "integer", "enum": [0, 1, 2]}
-    ),
-    query_param("updatedSince", "ISO 8601: changed at or after.", schema={"format": "date-time"}),
-]
+RECORD = component("Opportunity", shape_schema(FIELDS, FULL))
+LIST_PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE, *filter_params(FILTERS))
 
 
-@router.put(
+def _with(key: str, value_schema: object) -> dict[str, object]:
+    return {
+        "type": "object",
+        "properties": {"id": {"type": "string"}, key: value_schema},
+        "required": ["id", key],
+        "additionalProperties": False,
+    }
+
+
+@routes.operation(
+    "PUT",
     "/api/opportunity",
     operation_id="updateOpportunity",
     summary="Update Opportunity",
-    responses=responses(OpportunityUpdated, 400, 401, 403, 404, 412, 413, 415, 422),
-    openapi_extra=operation(
-        WORKSPACE_HEADER,
+    description="The answer's record is under `oportunity` (one p), as the original service.",
+    message=m.OPPORTUNITY_UPDATED,
+    answer=_with("oportunity", RECORD),
+    params=(
+        WORKSPACE_HEADER.but(required=True),
         IF_MATCH,
-        query_param("id", "The opportunity id.", required=True),
-        query_param("workspaceId", "Optional; equal to the header."),
-        body=OpportunityUpdateBody,
+        Param("id", "query", "The opportunity id.", required=True),
+        WORKSPACE_QUERY,
     ),
+    body=update_body_schema(FIELDS),
+    errors=(404, 412, 422),
+    etag=True,
 )
-async def update_opportunity(call: Caller) -> Response:
+async def update_opportunity(call: Call) -> Response:
     workspace_id = await call.workspace(header_required=True)
     opportunity_id = call.required_query("id")
-    body = await read_json_object(call.request)
-    check_body_workspace(body, workspace_id)
-    row = await service.update(
+    body = await call.read_update_body(workspace_id)
+    view = await writing.update(
         call.conn,
+        OPPORTUNITY,
         workspace_id=workspace_id,
-        opportunity_id=opportunity_id,
+        record_id=opportunity_id,
         body=body,
         if_match=call.header("if-match"),
     )
     return ok(
         m.OPPORTUNITY_UPDATED,
-        {"id": opportunity_id, "oportunity": opportunity(row)},
-        headers={"ETag": etag(row)},
+        {"id": opportunity_id, "oportunity": view.record},
+        headers={"ETag": etag(view.version)},
     )
 
 
-@router.post(
+@routes.operation(
+    "POST",
     "/api/opportunity",
     operation_id="createOpportunity",
     summary="Create Opportunity",
-    responses=responses(OpportunityCreated, 400, 401, 403, 409, 413, 415, 422),
-    openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=OpportunityCreateBody),
+    message=m.OPPORTUNITY_CREATED,
+    answer=_with("opportunity", RECORD),
+    params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
+    body=create_body_schema(FIELDS),
+    errors=(422,),
+    etag=True,
 )
-async def create_opportunity(call: Caller) -> Response:
+async def create_opportunity(call: Call) -> Response:
     body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
-    row = await service.create(call.conn, workspace_id=workspace_id, key_id=call.key_id, body=body)
+    view = await writing.create(
+        call.conn, OPPORTUNITY, workspace_id=workspace_id, key_id=call.key_id, body=body
+    )
     return ok(
         m.OPPORTUNITY_CREATED,
-        {"id": row["id"], "opportunity": opportunity(row)},
-        headers={"ETag": etag(row)},
+        {"id": view.id, "opportunity": view.record},
+        headers={"ETag": etag(view.version)},
     )
 
 
-@router.get(
+@routes.operation(
+    "GET",
     "/api/opportunity",
     operation_id="listOpportunities",
     summary="List opportunities (newest first)",
-    responses=responses(OpportunityPage, 400, 401, 403, 422),
-    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE_PARAMS, *_FILTERS),
+    message=m.LIST_PAGE_OBTAINED,
+    answer=page_of("workspaceId", RECORD),
+    params=LIST_PARAMS,
+    errors=(422,),
 )
-async def list_opportunities(call: Caller) -> Response:
-    params.reject_unknown(call.request, listing.LIST_PARAMS)
+async def list_opportunities(call: Call) -> Response:
+    call.reject_unknown_query(query_names(LIST_PARAMS))
     workspace_id = await call.workspace()
-    q = call.query
-    filters = listing.OpportunityFilters(
-        q=params.text_param(q("q")),
-        stage_id=params.text_param(q("stageId")),
-        assigned_agent_id=params.text_param(q("assignedAgentId")),
-        contact_id=params.text_param(q("contactId")),
-        win_loss_status=params.int_choice_param(
-            "winLossStatus", q("winLossStatus"), fields.WIN_LOSS
-        ),
-        updated_since=params.timestamp_param("updatedSince", q("updatedSince")),
-    )
-    rows, token = await listing.list_page(
+    filtering, size = lists.read_filters(FILTERS, call.request.query_params, call.conn.dialect)
+    views, token = await lists.list_page(
         call.conn,
+        OPPORTUNITY,
         await call.codec(),
+        filters=FILTERS,
         workspace_id=workspace_id,
-        filters=filters,
-        token=params.text_param(q("continuationToken")),
-        size=params.page_size(q("pageSize")),
+        filtering=filtering,
+        token=call.query("continuationToken") or None,
+        size=size,
     )
     return ok(
         m.LIST_PAGE_OBTAINED,
         {
             "workspaceId": workspace_id,
             "continuationToken": token,
-            "data": [opportunity(row) for row in rows],
+            "data": [v.record for v in views],
         },
     )
 
 
-@router.get(
+@routes.operation(
+    "GET",
     "/api/opportunity/{opportunityId}",
     operation_id="getOpportunity",
     summary="Get opportunity",
-    responses=responses(OpportunityById, 401, 403, 404),
-    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY),
+    message=m.LIST_OBTAINED,
+    answer={
+        "type": "object",
+        "properties": {
+            "opportunityId": {"type": "string"},
+            "data": {"type": "array", "items": RECORD},
+        },
+        "required": ["opportunityId", "data"],
+        "additionalProperties": False,
+    },
+    params=(WORKSPACE_HEADER, WORKSPACE_QUERY),
+    errors=(404,),
+    etag=True,
 )
-async def get_opportunity(opportunityId: str, call: Caller) -> Response:
+async def get_opportunity(call: Call, opportunityId: str) -> Response:
     workspace_id = await call.workspace()
-    row = await service.get(call.conn, workspace_id, opportunityId)
+    view = await writing.get(call.conn, OPPORTUNITY, workspace_id, opportunityId, shape=FULL)
     return ok(
         m.LIST_OBTAINED,
-        {"opportunityId": opportunityId, "data": [opportunity(row)]},
-        headers={"ETag": etag(row)},
+        {"opportunityId": opportunityId, "data": [view.record]},
+        headers={"ETag": etag(view.version)},
     )
 
 
-@router.delete(
+@routes.operation(
+    "DELETE",
     "/api/opportunity/{opportunityId}",
     operation_id="deleteOpportunity",
     summary="Delete opportunity (soft)",
-    responses=responses(OpportunityDeleted, 401, 403, 404, 412),
-    openapi_extra=operation(WORKSPACE_HEADER, WORKSPACE_QUERY, IF_MATCH),
+    message=m.OPPORTUNITY_DELETED,
+    answer={
+        "type": "object",
+        "properties": {"id": {"type": "string"}},
+        "required": ["id"],
+        "additionalProperties": False,
+    },
+    params=(WORKSPACE_HEADER, WORKSPACE_QUERY, IF_MATCH),
+    errors=(404, 412),
 )
-async def delete_opportunity(opportunityId: str, call: Caller) -> Response:
+async def delete_opportunity(call: Call, opportunityId: str) -> Response:
     workspace_id = await call.workspace()
-    await service.delete(
+    await writing.delete_one(
         call.conn,
+        OPPORTUNITY,
         workspace_id=workspace_id,
-        opportunity_id=opportunityId,
+        record_id=opportunityId,
         key_id=call.key_id,
         if_match=call.header("if-match"),
     )
     return ok(m.OPPORTUNITY_DELETED, {"id": opportunityId})
 
 
-@router.post(
+@routes.operation(
+    "POST",
     "/api/opportunity/{opportunityId}/agent/activities",
     operation_id="createOpportunityActivity",
     summary="Record an opportunity activity",
-    responses=responses(None, 400, 401, 403, 404, 409, 413, 415, 422),
-    openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=OpportunityActivityBody),
+    message=m.ACTIVITY_RECORDED,
+    answer=None,
+    params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
+    body=create_body_schema(activities.FIELDS),
+    errors=(404, 422),
 )
-async def create_opportunity_activity(opportunityId: str, call: Caller) -> Response:
+async def create_opportunity_activity(call: Call, opportunityId: str) -> Response:
     body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
-    await service.add_activity(
+    await activity_log.add(
         call.conn,
+        OPPORTUNITY_ACTIVITIES,
         workspace_id=workspace_id,
-        opportunity_id=opportunityId,
+        record_id=opportunityId,
         key_id=call.key_id,
         body=body,
     )

@@ -1,47 +1,61 @@
-"""Operations endpoints: liveness and readiness (no authentication)."""
+"""Operations endpoints: liveness, readiness and metrics (no authentication)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
-from pydantic import BaseModel
 from sqlalchemy import literal, select
+from starlette.requests import Request
 from starlette.responses import Response
 
-from chatcrm.api.deps import RequestConnection
 from chatcrm.api.envelope import ok
 from chatcrm.api.errors import is_unavailable
-from chatcrm.api.openapi import responses
+from chatcrm.api.routing import Routes
+from chatcrm.api.state import STATE_CONNECTION
 from chatcrm.core import messages as m
 from chatcrm.core.errors import ServiceUnavailable
+from chatcrm.db.database import Connection
 from chatcrm.ops import metrics
 
-router = APIRouter(tags=["operations"])
+routes = Routes("operations")
 _PING = select(literal(1).label("one"))
 
 
-class Health(BaseModel):
-    status: str
+def _status(*keys: str) -> dict[str, object]:
+    return {
+        "type": "object",
+        "properties": {key: {"type": "string"} for key in keys},
+        "required": list(keys),
+        "additionalProperties": False,
+    }
 
 
-class Readiness(BaseModel):
-    status: str
-    database: str
-
-
-# HEAD too, for load balancers that probe that way (kept out of the schema: same answer).
-@router.head("/health", include_in_schema=False)
-@router.get("/health", operation_id="health", responses=responses(Health, authenticated=False))
-async def health() -> Response:
-    """The process is up (does not touch the database)."""
+# HEAD too, for load balancers that probe that way (same answer, no body).
+@routes.operation(
+    "GET",
+    "/health",
+    operation_id="health",
+    summary="The process is up (does not touch the database)",
+    message=m.HEALTHY,
+    answer=_status("status"),
+    authenticated=False,
+    head=True,
+)
+async def health(request: Request) -> Response:
     return ok(m.HEALTHY, {"status": "ok"})
 
 
-@router.head("/ready", include_in_schema=False)
-@router.get(
-    "/ready", operation_id="ready", responses=responses(Readiness, 503, authenticated=False)
+@routes.operation(
+    "GET",
+    "/ready",
+    operation_id="ready",
+    summary="The database answers a query",
+    message=m.READY,
+    answer=_status("status", "database"),
+    errors=(503,),
+    authenticated=False,
+    head=True,
 )
-async def ready(conn: RequestConnection) -> Response:
-    """The database answers a query."""
+async def ready(request: Request) -> Response:
+    conn: Connection = request.scope["state"][STATE_CONNECTION]
     try:
         await conn.fetchval(_PING)
     except Exception as exc:
@@ -51,13 +65,16 @@ async def ready(conn: RequestConnection) -> Response:
     return ok(m.READY, {"status": "ready", "database": conn.dialect})
 
 
-@router.get(
+@routes.operation(
+    "GET",
     "/metrics",
     operation_id="metrics",
-    response_class=Response,
-    responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}},
+    summary="Prometheus text format (not enveloped): requests, latency, database pool",
+    message="",
+    answer=None,
+    authenticated=False,
+    enveloped=False,
 )
-async def metrics_endpoint() -> Response:
-    """Prometheus text format (not enveloped): requests, latency, database pool."""
+async def metrics_endpoint(request: Request) -> Response:
     body, content_type = metrics.render()
     return Response(body, media_type=content_type)

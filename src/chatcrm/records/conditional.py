@@ -1,26 +1,27 @@
-"""`If-Match` on updates: a stale version is 412 and nothing is changed."""
+"""Versions, ETags and `If-Match` (contract C): a stale version is 412 and nothing changes."""
 
 from __future__ import annotations
 
 from typing import NoReturn
 
 from chatcrm.core.errors import PreconditionFailed, ServiceError
-from chatcrm.db.database import Row
+from chatcrm.records.statements import View
 
 
-def etag(row: Row) -> str:
-    """Strong tag naming the record's version; the same whichever shape the record is shown in."""
-    return f'"{row["version"]}"'
+def etag(version: int) -> str:
+    """Strong tag naming the record's version; the same whichever shape shows the record."""
+    return f'"{version}"'
 
 
-def check_if_match(if_match: str | None, current_etag: str) -> None:
+def check_if_match(if_match: str | None, version: int) -> None:
     if if_match is None:
         return
+    current = etag(version)
     wanted = [tag.strip() for tag in if_match.split(",") if tag.strip()]
-    if "*" in wanted or current_etag in wanted:  # strong comparison: W/ tags never match
+    if "*" in wanted or current in wanted:  # strong comparison: W/ tags never match
         return
     raise PreconditionFailed(
-        f"The record has changed: its current ETag is {current_etag}, not {if_match.strip()}. "
+        f"The record has changed: its current ETag is {current}, not {if_match.strip()}. "
         "Read it again and retry the update against the new version."
     )
 
@@ -39,11 +40,11 @@ def simple_if_match(if_match: str | None) -> tuple[bool, int | None]:
 
 
 def explain_unmatched(
-    current: Row | None, if_match: str | None, not_found: ServiceError
+    current: View | None, if_match: str | None, not_found: ServiceError
 ) -> NoReturn:
     """A single-statement update matched no row: the record is unknown or deleted (404), or
     `If-Match` named a version it no longer has (412)."""
     if current is None:
         raise not_found
-    check_if_match(if_match, etag(current))
+    check_if_match(if_match, current.version)
     raise AssertionError("a live record with a matching version was not updated")

@@ -1,58 +1,116 @@
-"""Checks that ids named in a body are records of the same workspace (422 otherwise)."""
+"""Checks that the ids a body names are records of the same workspace (422 otherwise).
+
+Every bad reference of a request is collected, then raised together. The error names the
+body key the client used (an alias included).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from sqlalchemy import Select, bindparam, select
+from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.ids import is_id
 from chatcrm.db.database import Connection
-from chatcrm.workspaces import repository as repo
+from chatcrm.db.idlist import id_list, in_id_list
+from chatcrm.db.schema import agents, segmentations, stages, tags
+
+_WS: BindParameter[str] = bindparam("_ws")
+_ID: BindParameter[str] = bindparam("_id")
+_STAGE_KIND = select(stages.c.kind).where(stages.c.workspace_id == _WS, stages.c.id == _ID)
+_AGENT = select(agents.c.id).where(agents.c.workspace_id == _WS, agents.c.id == _ID)
+_SEGMENTATION = select(segmentations.c.id).where(
+    segmentations.c.workspace_id == _WS, segmentations.c.id == _ID
+)
+
+
+@cache
+def _tags_statement(dialect: str) -> Select[Any]:
+    return select(tags.c.id).where(
+        tags.c.workspace_id == _WS, in_id_list(tags.c.id, "_ids", dialect)
+    )
+
+
+@cache
+def _live_record_statement(table: Any) -> Select[Any]:
+    c = table.c
+    return select(c.id).where(c.workspace_id == _WS, c.id == _ID, c.deleted_at.is_(None))
+
+
+async def live_record_exists(
+    conn: Connection, table: Any, workspace_id: str, record_id: str
+) -> bool:
+    """A record of the table (contacts, opportunities) that is not deleted."""
+    if not is_id(record_id):
+        return False
+    row = await conn.fetchrow(
+        _live_record_statement(table), {"_ws": workspace_id, "_id": record_id}
+    )
+    return row is not None
 
 
 class References:
-    """Collects every bad reference of one request, then raises them together."""
+    """The reference checks of one request. `records`: the record tables a field may name
+    by id (an opportunity's contact)."""
 
-    def __init__(self, conn: Connection, workspace_id: str) -> None:
+    def __init__(
+        self, conn: Connection, workspace_id: str, *, records: Mapping[str, Any] | None = None
+    ) -> None:
         self.conn = conn
         self.workspace_id = workspace_id
+        self.records = records or {}
         self.errors: list[FieldError] = []
 
-    async def stage(self, field: str, stage_id: str, kind: str) -> None:
-        found = (
-            await repo.stage_kind(self.conn, self.workspace_id, stage_id)
-            if is_id(stage_id)
-            else None
-        )
+    async def check(self, target: str, key: str, value: Any, *, stage_kind: str) -> None:
+        """Check one field's value; `key` is the body key it came under."""
+        if value is None:
+            return
+        if target == "stage":
+            await self.stage(key, value, stage_kind)
+        elif target == "tag":
+            await self.tags(key, value)
+        elif target in self.records:
+            if not await live_record_exists(
+                self.conn, self.records[target], self.workspace_id, value
+            ):
+                self.errors.append(FieldError(key, f"is not a {target} of this workspace"))
+        else:
+            statement = _AGENT if target == "agent" else _SEGMENTATION
+            if not (is_id(value) and await self._exists(statement, value)):
+                article = "an" if target[0] in "aeiou" else "a"
+                self.errors.append(FieldError(key, f"is not {article} {target} of this workspace"))
+
+    async def _exists(self, statement: Select[Any], record_id: str) -> bool:
+        row = await self.conn.fetchrow(statement, {"_ws": self.workspace_id, "_id": record_id})
+        return row is not None
+
+    async def stage(self, key: str, stage_id: str, kind: str) -> None:
+        found = None
+        if is_id(stage_id):
+            found = await self.conn.fetchval(
+                _STAGE_KIND, {"_ws": self.workspace_id, "_id": stage_id}
+            )
         if found != kind:
             article = "an" if kind[0] in "aeiou" else "a"
-            self.errors.append(
-                FieldError(field, f"is not {article} {kind} stage of this workspace")
+            self.errors.append(FieldError(key, f"is not {article} {kind} stage of this workspace"))
+
+    async def tags(self, key: str, tag_ids: list[str]) -> None:
+        wanted = [t for t in tag_ids if is_id(t)]
+        found: set[str] = set()
+        if wanted:
+            rows = await self.conn.fetch(
+                _tags_statement(self.conn.dialect),
+                {"_ws": self.workspace_id, "_ids": id_list(wanted, self.conn.dialect)},
             )
-
-    async def agent(self, field: str, agent_id: str | None) -> None:
-        if agent_id is None:
-            return
-        if not (
-            is_id(agent_id) and await repo.agent_exists(self.conn, self.workspace_id, agent_id)
-        ):
-            self.errors.append(FieldError(field, "is not an agent of this workspace"))
-
-    async def segmentation(self, field: str, segmentation_id: str | None) -> None:
-        if segmentation_id is None:
-            return
-        if not (
-            is_id(segmentation_id)
-            and await repo.segmentation_exists(self.conn, self.workspace_id, segmentation_id)
-        ):
-            self.errors.append(FieldError(field, "is not a segmentation of this workspace"))
-
-    async def tags(self, field: str, tag_ids: list[str]) -> None:
-        found = await repo.existing_tags(
-            self.conn, self.workspace_id, [t for t in tag_ids if is_id(t)]
-        )
+            found = {row["id"] for row in rows}
         for i, tag_id in enumerate(tag_ids):
             if tag_id not in found:
-                self.errors.append(FieldError(f"{field}[{i}]", "is not a tag of this workspace"))
+                self.errors.append(FieldError(f"{key}[{i}]", "is not a tag of this workspace"))
 
-    def check(self) -> None:
+    def raise_errors(self) -> None:
         if self.errors:
             raise ValidationFailed(self.errors)

@@ -2,123 +2,100 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import APIRouter
-from pydantic import BaseModel
+from sqlalchemy import Table
 from starlette.responses import Response
 
-from chatcrm.api.body import read_json_object
-from chatcrm.api.deps import Caller, check_body_workspace
+from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
-from chatcrm.api.openapi import IDEMPOTENCY_KEY, WORKSPACE_HEADER, operation, responses
+from chatcrm.api.openapi import component
+from chatcrm.api.parameters import IDEMPOTENCY_KEY, WORKSPACE_HEADER
+from chatcrm.api.routing import Endpoint, Routes
 from chatcrm.core import messages as m
-from chatcrm.db.database import Connection
-from chatcrm.workspaces import schemas, service
+from chatcrm.db.schema import agents, segmentations, stages, tags
+from chatcrm.records.fields import FULL, FieldTable
+from chatcrm.records.schemas import create_body_schema, shape_schema
+from chatcrm.workspaces import service
+from chatcrm.workspaces.fields import AGENT, SEGMENTATION, STAGE, TAG, WORKSPACE
 
-router = APIRouter(tags=["workspaces"])
+routes = Routes("workspaces")
+
+VIEW = component("Workspace", shape_schema(WORKSPACE, FULL))
 
 
-@router.get(
+@routes.operation(
+    "GET",
     "/api/workspace/{workspaceId}",
     operation_id="getWorkspace",
     summary="Get workspace",
-    responses=responses(schemas.Workspace, 401, 403),
-    openapi_extra=operation(WORKSPACE_HEADER),
+    message=m.WORKSPACE_OBTAINED,
+    answer=VIEW,
+    params=(WORKSPACE_HEADER,),
 )
-async def get_workspace(workspaceId: str, call: Caller) -> Response:
+async def get_workspace(call: Call, workspaceId: str) -> Response:
     workspace_id = await call.workspace(path=workspaceId)
-    view = await service.workspace_view(call.conn, workspace_id)
-    return ok(m.WORKSPACE_OBTAINED, view)
+    return ok(m.WORKSPACE_OBTAINED, await service.workspace_view(call.conn, workspace_id))
 
 
-@router.post(
+@routes.operation(
+    "POST",
     "/api/workspace",
     operation_id="createWorkspace",
     summary="Create a workspace for the key's account",
-    responses=responses(schemas.Workspace, 400, 401, 403, 409, 413, 415, 422),
-    openapi_extra=operation(IDEMPOTENCY_KEY, body=schemas.WorkspaceCreateBody),
+    message=m.WORKSPACE_CREATED,
+    answer=VIEW,
+    params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
+    body=create_body_schema(WORKSPACE),
+    errors=(422,),
 )
-async def create_workspace(call: Caller) -> Response:
+async def create_workspace(call: Call) -> Response:
     body = await call.read_body()
     if call.header("x-workspace-id") or body.get("workspaceId") not in (None, ""):
         # Not needed here (the new workspace belongs to the key's account), but a workspace
         # named must be one the key may use, as everywhere: never silently ignored.
         await call.workspace(query=False, body=body)
-    name, timezone = service.workspace_values({k: v for k, v in body.items() if k != "workspaceId"})
+    name, timezone = service.workspace_values(body)
     await call.conn.begin()
     workspace_id = await service.create_workspace(
         call.conn, account_id=call.account_id, name=name, timezone=timezone
     )
-    view = await service.workspace_view(call.conn, workspace_id)
-    return ok(m.WORKSPACE_CREATED, view)
+    return ok(m.WORKSPACE_CREATED, await service.workspace_view(call.conn, workspace_id))
 
 
-AddItem = Callable[[Connection, str, dict[str, Any]], Awaitable[dict[str, Any]]]
-
-
-def _setup_route(
-    path: str,
-    operation_id: str,
-    summary: str,
-    message: str,
-    add: AddItem,
-    body_model: type[BaseModel],
-    data_model: type[BaseModel],
-) -> None:
-    async def endpoint(workspaceId: str, call: Caller) -> Response:
+def _setup_endpoint(message: str, items: FieldTable, table: Table) -> Endpoint:
+    async def endpoint(call: Call, workspaceId: str) -> Response:
         workspace_id = await call.workspace(path=workspaceId)
-        body = await read_json_object(call.request)
-        check_body_workspace(body, workspace_id)
+        body = await call.read_update_body(workspace_id)
         await call.conn.begin()
-        item = await add(call.conn, workspace_id, body)
+        item: dict[str, Any] = await service.add_item(call.conn, items, table, workspace_id, body)
         return ok(message, item)
 
-    router.add_api_route(
-        f"/api/workspace/{{workspaceId}}/{path}",
-        endpoint,
-        methods=["POST"],
+    return endpoint
+
+
+for path, operation_id, summary, message, items, table in (
+    ("stages", "createStage", "Add a stage", m.STAGE_CREATED, STAGE, stages),
+    ("tags", "createTag", "Add a tag", m.TAG_CREATED, TAG, tags),
+    (
+        "segmentations",
+        "createSegmentation",
+        "Add a segmentation",
+        m.SEGMENTATION_CREATED,
+        SEGMENTATION,
+        segmentations,
+    ),
+    ("agents", "createAgent", "Add an agent", m.AGENT_CREATED, AGENT, agents),
+):
+    routes.add(
+        _setup_endpoint(message, items, table),
+        method="POST",
+        path=f"/api/workspace/{{workspaceId}}/{path}",
         operation_id=operation_id,
         summary=summary,
-        responses=responses(data_model, 400, 401, 403, 409, 413, 415, 422),
-        openapi_extra=operation(WORKSPACE_HEADER, IDEMPOTENCY_KEY, body=body_model),
+        message=message,
+        answer=component(items.name.capitalize(), shape_schema(items, FULL)),
+        params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
+        body=create_body_schema(items),
+        errors=(422,),
     )
-
-
-_setup_route(
-    "stages",
-    "createStage",
-    "Add a stage",
-    m.STAGE_CREATED,
-    service.add_stage,
-    schemas.StageCreateBody,
-    schemas.Stage,
-)
-_setup_route(
-    "tags",
-    "createTag",
-    "Add a tag",
-    m.TAG_CREATED,
-    service.add_tag,
-    schemas.TagCreateBody,
-    schemas.TagItem,
-)
-_setup_route(
-    "segmentations",
-    "createSegmentation",
-    "Add a segmentation",
-    m.SEGMENTATION_CREATED,
-    service.add_segmentation,
-    schemas.SegmentationCreateBody,
-    schemas.Segmentation,
-)
-_setup_route(
-    "agents",
-    "createAgent",
-    "Add an agent",
-    m.AGENT_CREATED,
-    service.add_agent,
-    schemas.AgentCreateBody,
-    schemas.Agent,
-)

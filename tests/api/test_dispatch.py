@@ -1,5 +1,5 @@
-"""The hot routes answer exactly as FastAPI would (api/hotpath.py dispatches them itself):
-the same requests to an app with and without the direct dispatch give the same answers."""
+"""One route table: the direct dispatch (api/middleware.py) answers exactly as the
+framework's router, and a route removed from the app is gone from both."""
 
 from __future__ import annotations
 
@@ -11,12 +11,15 @@ from fastapi.testclient import TestClient
 
 from chatcrm.app import create_app
 from chatcrm.config import Settings
+from chatcrm.provisioning import NewAccount
 from tests.client import Api, unique_email
 
 
 @pytest.fixture
 def plain(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings, hot_routes=False), raise_server_exceptions=False) as c:
+    with TestClient(
+        create_app(settings, direct_dispatch=False), raise_server_exceptions=False
+    ) as c:
         yield c
 
 
@@ -90,3 +93,31 @@ def test_updates_are_answered_the_same(api: Api, plain: TestClient) -> None:
             answer["data"]["contact"].pop(key)
         answer["data"].pop("id")
     assert hot == slow
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_a_route_removed_from_the_app_is_gone_everywhere(
+    settings: Settings, account: NewAccount, direct: bool
+) -> None:
+    app = create_app(settings, direct_dispatch=direct)
+    app.router.routes[:] = [
+        r for r in app.router.routes if getattr(r, "name", None) != "update_contact"
+    ]
+    api_headers = {
+        "Authorization": f"Bearer {account.api_key}",
+        "x-workspace-id": account.workspace_id,
+    }
+    with TestClient(app, raise_server_exceptions=False) as client:
+        api = Api(client, account)
+        contact = api.create_contact()
+        response = client.put(
+            "/api/contact",
+            params={"id": contact["id"], "workspaceId": account.workspace_id},
+            json={"paramToUpdate": "name", "name": "x"},
+            headers=api_headers,
+        )
+        assert response.status_code == 405, response.text
+        assert "PUT" not in response.headers["allow"]
+        assert "updateContact" not in str(client.get("/openapi.json").json())
+        # The rest of the table still answers.
+        assert client.get(f"/api/contact/{contact['id']}", headers=api_headers).status_code == 200

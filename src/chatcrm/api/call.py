@@ -1,20 +1,21 @@
-"""The one request dependency, `Caller`: who calls, with the database and the workspace rules.
+"""`Call`: an authenticated request as the routes see it — who calls, its one database
+connection, and the contract's workspace rules.
 
-Hot routes declare nothing else (headers and query parameters are read from the request
-and documented through `api.openapi.operation`): each FastAPI-resolved parameter costs
-several microseconds per request, and these routes serve thousands a second.
+Routes read their headers and query parameters from it (they are documented by the route
+table, api/routing.py): resolving each through the framework would cost microseconds a
+parameter on routes that serve thousands of requests a second.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Depends, Request
+from starlette.requests import Request
 
 from chatcrm.api.body import read_json_object
-from chatcrm.api.gate import STATE_AUTH_ERROR, STATE_PRINCIPAL
-from chatcrm.api.middleware import STATE_CONNECTION
+from chatcrm.api.state import STATE_AUTH_ERROR, STATE_CONNECTION, STATE_PRINCIPAL
 from chatcrm.auth.service import Principal, bearer_token, check_workspace
 from chatcrm.core.errors import (
     BadRequest,
@@ -119,14 +120,30 @@ class Call:
         await self.check_header_workspace()
         return await read_json_object(self.request)
 
+    async def read_update_body(self, workspace_id: str) -> dict[str, Any]:
+        """An update's JSON object body; a `workspaceId` in it must name `workspace_id`."""
+        body = await read_json_object(self.request)
+        check_body_workspace(body, workspace_id)
+        return body
+
     def required_query(self, name: str) -> str:
         value = self.query(name)
         if not value:
             raise BadRequest.field(name, f"The query parameter '{name}' is required.")
         return value
 
+    def reject_unknown_query(self, allowed: Iterable[str]) -> None:
+        """A misspelt filter must not silently return the unfiltered list."""
+        known = set(allowed)
+        for name in self.request.query_params:
+            if name not in known:
+                raise BadRequest.field(
+                    name,
+                    f"Unknown query parameter '{name}'. Accepted: {', '.join(sorted(known))}.",
+                )
 
-async def get_call(request: Request) -> Call:
+
+def make_call(request: Request) -> Call:
     """The caller the gate middleware authenticated, or the reason it could not."""
     state = request.scope.get("state", {})
     principal: Principal | None = state.get(STATE_PRINCIPAL)
@@ -149,19 +166,6 @@ def _reject_nul(request: Request) -> None:
             raise BadRequest.field(
                 name.replace("\x00", ""), "Query parameters must not contain NUL (%00)."
             )
-
-
-Caller = Annotated[Call, Depends(get_call)]
-
-
-async def get_connection(request: Request) -> Connection:
-    """The request's connection, for the unauthenticated operations endpoints. Async:
-    FastAPI runs plain `def` dependencies in a thread pool."""
-    conn: Connection = request.scope["state"][STATE_CONNECTION]
-    return conn
-
-
-RequestConnection = Annotated[Connection, Depends(get_connection)]
 
 
 def check_body_workspace(body: dict[str, Any], workspace_id: str) -> None:

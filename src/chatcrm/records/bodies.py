@@ -1,0 +1,147 @@
+"""Create and update bodies, validated from a field table.
+
+A create body: unknown keys are a 400 (never silently dropped); then every missing or
+null required field and every invalid value, all together, for one 422. `null` for an
+optional field means its default.
+
+An update body follows the original service's rule: `paramToUpdate` names the field(s),
+comma-separated, and the body carries each of them; every structural mistake is a 400,
+then every invalid value is collected for one 422.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatcrm.core.errors import BadRequest, FieldError
+from chatcrm.records.fields import Field, FieldTable
+
+PARAM = "paramToUpdate"
+_ALWAYS_ALLOWED = frozenset({PARAM, "id", "workspaceId"})
+WORKSPACE_KEY = "workspaceId"
+
+
+@dataclass
+class Given:
+    """The validated values of a body, by wire name, and the key each came under."""
+
+    clean: dict[str, Any] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+    errors: list[FieldError] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # an update's named fields, valid or not
+
+    def key(self, wire: str) -> str:
+        """The body key a field came under (its alias, if the client used that)."""
+        return self.keys.get(wire, wire)
+
+
+def create_body(table: FieldTable, body: dict[str, Any], *, workspace_key: bool = True) -> Given:
+    """The values of a create body; `errors` holds every 422 problem, in body order after
+    the missing required fields. `workspace_key`: `workspaceId` may name the workspace."""
+    allowed = table.create_keys
+    for key in body:
+        if key not in allowed and not (key == WORKSPACE_KEY and workspace_key):
+            accepted = sorted([*allowed, *([WORKSPACE_KEY] if workspace_key else [])])
+            raise BadRequest.field(
+                key, f"Unexpected body key '{key}'. Accepted keys: {', '.join(accepted)}."
+            )
+    given = Given()
+    given.errors.extend(
+        FieldError(wire, "is required") for wire in table.required if _absent(table[wire], body)
+    )
+    # Each field's values, under its name and its aliases, in body order.
+    seen: dict[str, list[tuple[str, Any]]] = {}
+    for key, value in body.items():
+        f = allowed.get(key)
+        if f is None or value is None:
+            continue
+        try:
+            clean = f.type.clean(key, value, nullable=f.nullable)
+        except FieldError as exc:
+            given.errors.append(exc)
+        else:
+            seen.setdefault(f.wire, []).append((key, clean))
+    for wire, values in seen.items():
+        _settle(table[wire], values, given)
+    return given
+
+
+def _absent(f: Field, body: dict[str, Any]) -> bool:
+    return all(body.get(key) is None for key in (f.wire, *f.aliases))
+
+
+def _settle(f: Field, values: list[tuple[str, Any]], given: Given) -> None:
+    """One value for a field sent under several names: they must agree (empty ones aside);
+    the wire name wins the naming of later errors when both are used."""
+    meaningful = [(key, value) for key, value in values if value not in (None, "")]
+    chosen = meaningful or values
+    key, value = next(((k, val) for k, val in chosen if k == f.wire), chosen[0])
+    for other_key, other in meaningful:
+        if other != value:
+            given.errors.append(FieldError(other_key, f"differs from {key}"))
+            return
+    given.clean[f.wire] = value
+    if key != f.wire:
+        given.keys[f.wire] = key
+
+
+def update_names(table: FieldTable, body: dict[str, Any], *, record_id: str) -> list[str]:
+    """The fields `paramToUpdate` names, in the order named; 400 for every structural
+    mistake (missing, unknown, read-only, absent from the body, extra keys, another id)."""
+    listing = ", ".join(table.updatable)
+    if PARAM not in body:
+        raise BadRequest.field(
+            PARAM,
+            f"Missing '{PARAM}': name the field(s) to update and send each with its new value, "
+            f'e.g. {{"{PARAM}": "name", "name": "New name"}}.',
+        )
+    param = body[PARAM]
+    if not isinstance(param, str):
+        raise BadRequest.field(
+            PARAM, f"'{PARAM}' must be a string naming the field(s), separated by commas."
+        )
+    names: list[str] = []
+    for raw in param.split(","):
+        name = raw.strip()
+        if not name:
+            raise BadRequest.field(
+                PARAM, f"'{PARAM}' must name at least one field; separate several with commas."
+            )
+        if name not in names:
+            names.append(name)
+    for name in names:
+        if name in table.read_only:
+            raise BadRequest.field(
+                name, f"Field '{name}' is read-only. Updatable fields: {listing}."
+            )
+        if name not in table.updatable:
+            raise BadRequest.field(
+                name, f"Field '{name}' cannot be updated. Updatable fields: {listing}."
+            )
+        if name not in body:
+            raise BadRequest.field(
+                name, f"Field '{name}' is named in '{PARAM}' but missing from the body."
+            )
+    for key in body:
+        if key not in _ALWAYS_ALLOWED and key not in names:
+            raise BadRequest.field(
+                key,
+                f"Unexpected body key '{key}': send only '{PARAM}', id, workspaceId and the "
+                f"fields named in '{PARAM}'.",
+            )
+    if "id" in body and body["id"] != record_id:
+        raise BadRequest.field("id", "The body 'id' does not match the query parameter 'id'.")
+    return names
+
+
+def update_values(table: FieldTable, names: list[str], body: dict[str, Any]) -> Given:
+    """The named fields' validated values; `errors` holds every invalid one."""
+    given = Given(names=names)
+    for name in names:
+        f = table[name]
+        try:
+            given.clean[name] = f.type.clean(name, body[name], nullable=f.nullable)
+        except FieldError as exc:
+            given.errors.append(exc)
+    return given

@@ -1,0 +1,86 @@
+"""JSON Schemas of a field table: its shapes, its create body and its update body.
+
+They are exactly what the server accepts and answers wherever JSON Schema can say it, and
+never stricter (a value the schema refuses is refused by the server too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatcrm.records.bodies import PARAM
+from chatcrm.records.fields import Field, FieldTable
+from chatcrm.records.types import Schema, nullable_schema
+
+
+def _described(schema: Schema, f: Field) -> Schema:
+    text = f.description or f.type.description
+    return {**schema, "description": text} if text else schema
+
+
+def _output(f: Field) -> Schema:
+    schema = f.type.output_schema()
+    if f.nullable and f.type.shows_null:
+        schema = nullable_schema(schema)
+    return _described(schema, f)
+
+
+def shape_schema(fields: FieldTable, shape: str) -> Schema:
+    """A record in a shape: every key present, in contract order, nothing else."""
+    shown = fields.shape(shape)
+    return {
+        "type": "object",
+        "properties": {f.wire: _output(f) for f in shown},
+        "required": [f.wire for f in shown],
+        "additionalProperties": False,
+    }
+
+
+WORKSPACE_ID: Schema = {
+    "type": ["string", "null"],
+    "description": "The workspace (or send x-workspace-id); must equal the header when both.",
+}
+
+
+def create_body_schema(fields: FieldTable, *, workspace_key: bool = True) -> Schema:
+    """A create body: the creatable fields (and their aliases); null means the default."""
+    properties: dict[str, Any] = {}
+    if workspace_key:
+        properties["workspaceId"] = WORKSPACE_ID
+    for key, f in fields.create_keys.items():
+        schema = f.type.input_schema(nullable=f.nullable)
+        if f.create != "required" or f.nullable:
+            schema = nullable_schema(schema)
+        if key != f.wire:
+            schema = {**schema, "description": f"Another name of {f.wire}."}
+        properties[key] = _described(schema, f) if key == f.wire else schema
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(fields.required),
+        "additionalProperties": False,
+    }
+
+
+def update_body_schema(fields: FieldTable) -> Schema:
+    """An update body: `paramToUpdate` names the field(s), comma-separated, and the body
+    carries each of them with its new value."""
+    properties: dict[str, Any] = {
+        PARAM: {
+            "type": "string",
+            "description": "The field(s) to update, separated by commas; each is in the body.",
+            "examples": ["name", "name,lastname"],
+        },
+        "id": {"type": "string", "description": "Equal to the query parameter id."},
+        "workspaceId": WORKSPACE_ID,
+    }
+    for wire in fields.updatable:
+        f = fields[wire]
+        schema = f.type.input_schema(nullable=f.nullable)
+        properties[wire] = _described(nullable_schema(schema) if f.nullable else schema, f)
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": [PARAM],
+        "additionalProperties": False,
+    }
