@@ -21,9 +21,12 @@ COMMANDS = {
     "init": ["init", "--json"],
     "serve": ["serve", "--port", "0"],
     "workspace-create": ["workspace", "create", "--api-key", SOME_KEY, "--json"],
+    "workspace-list": ["workspace", "list"],
+    "accounts-list": ["accounts", "list", "--json"],
     "keys-create": ["keys", "create", "--account", SOME_ID, "--json"],
     "keys-revoke": ["keys", "revoke", SOME_ID],
     "keys-limit": ["keys", "limit", SOME_ID, "5"],
+    "keys-list": ["keys", "list", "--account", SOME_ID],
 }
 REFUSED = (
     "chatcrm: error: cannot connect to PostgreSQL at 127.0.0.1:1 (connection refused); "

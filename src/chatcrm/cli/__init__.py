@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from chatcrm.cli.accounts import init
+from chatcrm.cli.accounts import accounts, init
 from chatcrm.cli.keys import keys
 from chatcrm.cli.service import migrate, serve
 from chatcrm.cli.workspaces import workspace
@@ -16,7 +16,7 @@ def main() -> None:
     """chatcrm: contacts and opportunities of chat-driven sales teams."""
 
 
-for _command in (serve, migrate, init, workspace, keys):
+for _command in (serve, migrate, init, accounts, workspace, keys):
     main.add_command(_command)
 
 __all__ = ["main"]

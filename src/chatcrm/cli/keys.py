@@ -1,10 +1,13 @@
-"""API keys: `chatcrm keys create`, `revoke` and `limit`."""
+"""API keys: `chatcrm keys create`, `revoke`, `limit` and `list`."""
 
 from __future__ import annotations
+
+from typing import TypedDict
 
 import click
 
 from chatcrm.cli.database import CommandError, database_url_option, fail, print_json, run_db
+from chatcrm.cli.tables import json_array_option, print_list
 from chatcrm.db.database import Connection
 
 
@@ -99,3 +102,58 @@ def keys_limit(database_url: str | None, key_id: str, rate: str) -> None:
         "the service default" if value is None else ("unlimited" if value == 0 else f"{value:g}/s")
     )
     click.echo(f"chatcrm: key {key_id} rate limit: {shown} (applies within 5 s)")
+
+
+class KeyItem(TypedDict):
+    keyId: str
+    accountId: str
+    createdAt: str | None
+    revoked: bool
+    revokedAt: str | None
+    # Requests per second; None: the service default (CHATCRM_RATE_LIMIT); 0: unlimited.
+    rateLimit: float | None
+
+
+def _rate(value: float | None) -> str:
+    return "default" if value is None else ("unlimited" if value == 0 else f"{value:g}/s")
+
+
+@keys.command("list")
+@database_url_option
+@click.option(
+    "--account", "account_id", default=None, metavar="ID", help="Only this account's keys."
+)
+@json_array_option
+def keys_list(database_url: str | None, account_id: str | None, as_json: bool) -> None:
+    """List API keys, oldest first: id, account, creation, revocation, rate limit. Never
+    a key itself: it is shown once, at creation, and only its hash is stored."""
+    from chatcrm.auth import repository as auth_repo
+    from chatcrm.core.timefmt import iso
+
+    async def work(conn: Connection) -> list[KeyItem]:
+        if account_id is not None and not await auth_repo.account_exists(conn, account_id):
+            raise CommandError(f"no account with id {account_id!r}")
+        return [
+            {
+                "keyId": row["id"],
+                "accountId": row["account_id"],
+                "createdAt": iso(row["created_at"]),
+                "revoked": row["revoked_at"] is not None,
+                "revokedAt": iso(row["revoked_at"]),
+                "rateLimit": row["rate_limit"],
+            }
+            for row in await auth_repo.list_keys(conn, account_id)
+        ]
+
+    print_list(
+        run_db(database_url, work),
+        as_json=as_json,
+        headings=("KEY", "ACCOUNT", "CREATED", "REVOKED", "RATE LIMIT"),
+        cells=lambda item: (
+            item["keyId"],
+            item["accountId"],
+            item["createdAt"] or "",
+            item["revokedAt"] or "no",
+            _rate(item["rateLimit"]),
+        ),
+    )

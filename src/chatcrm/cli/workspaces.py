@@ -1,10 +1,13 @@
-"""Workspaces: `chatcrm workspace create`."""
+"""Workspaces: `chatcrm workspace create` and `workspace list`."""
 
 from __future__ import annotations
+
+from typing import TypedDict
 
 import click
 
 from chatcrm.cli.database import CommandError, database_url_option, fail, print_json, run_db
+from chatcrm.cli.tables import json_array_option, print_list
 from chatcrm.db.database import Connection
 
 
@@ -46,3 +49,48 @@ def workspace_create(database_url: str | None, api_key: str, name: str, as_json:
         print_json({"workspaceId": workspace_id})
     else:
         click.echo(f"workspace: {workspace_id}")
+
+
+class WorkspaceItem(TypedDict):
+    workspaceId: str
+    accountId: str
+    name: str
+    createdAt: str | None
+
+
+@workspace.command("list")
+@database_url_option
+@click.option(
+    "--account", "account_id", default=None, metavar="ID", help="Only this account's workspaces."
+)
+@json_array_option
+def workspace_list(database_url: str | None, account_id: str | None, as_json: bool) -> None:
+    """List workspaces, oldest first: id, account, name, creation date."""
+    from chatcrm.auth import repository as auth_repo
+    from chatcrm.core.timefmt import iso
+    from chatcrm.workspaces import repository as workspaces_repo
+
+    async def work(conn: Connection) -> list[WorkspaceItem]:
+        if account_id is not None and not await auth_repo.account_exists(conn, account_id):
+            raise CommandError(f"no account with id {account_id!r}")
+        return [
+            {
+                "workspaceId": row["id"],
+                "accountId": row["account_id"],
+                "name": row["name"],
+                "createdAt": iso(row["created_at"]),
+            }
+            for row in await workspaces_repo.list_workspaces(conn, account_id)
+        ]
+
+    print_list(
+        run_db(database_url, work),
+        as_json=as_json,
+        headings=("WORKSPACE", "ACCOUNT", "NAME", "CREATED"),
+        cells=lambda item: (
+            item["workspaceId"],
+            item["accountId"],
+            item["name"],
+            item["createdAt"] or "",
+        ),
+    )

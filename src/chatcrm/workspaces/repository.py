@@ -45,6 +45,11 @@ _INSERT_STAGE = insert(stages)
 _INSERT_TAG = insert(tags)
 _INSERT_SEGMENTATION = insert(segmentations)
 _INSERT_AGENT = insert(agents)
+# Listings for operators (`chatcrm workspace list`), oldest first.
+_LISTING = select(
+    workspaces.c.id, workspaces.c.account_id, workspaces.c.name, workspaces.c.created_at
+).order_by(workspaces.c.created_at, workspaces.c.id)
+_ACCOUNT_LISTING = _LISTING.where(workspaces.c.account_id == bindparam("_account"))
 
 
 async def insert_workspace(
@@ -75,6 +80,13 @@ async def touch_workspace(conn: Connection, workspace_id: str, now: datetime) ->
 
 async def get_workspace(conn: Connection, workspace_id: str) -> Row | None:
     return await conn.fetchrow(_GET, {"_ws": workspace_id})
+
+
+async def list_workspaces(conn: Connection, account_id: str | None = None) -> list[Row]:
+    """id, account_id, name, created_at of the workspaces of one account, or of all."""
+    if account_id is None:
+        return await conn.fetch(_LISTING)
+    return await conn.fetch(_ACCOUNT_LISTING, {"_account": account_id})
 
 
 async def list_stages(conn: Connection, workspace_id: str) -> list[Row]:
