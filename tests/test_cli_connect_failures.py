@@ -99,3 +99,12 @@ def test_a_socket_folder_without_a_server(tmp_path: Path) -> None:
         f"{tmp_path}/.s.PGSQL.5432 (no server socket there); is the server running? "
         "check --database-url"
     )
+
+
+def test_serve_that_cannot_open_its_database_leaves_no_metrics_folder(tmp_path: Path) -> None:
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    url = "postgresql://postgres@127.0.0.1:1/chatcrm"
+    result = run_cli("serve", "--port", "0", "--database-url", url, env={"TMPDIR": str(temporary)})
+    assert failed_with_one_line(result) == REFUSED
+    assert list(temporary.iterdir()) == []

@@ -44,14 +44,15 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
     logs.configure(settings.log_level, json=settings.log_json)
     # Metrics of all workers are summed through files in a fresh directory (ops/metrics.py).
     metrics_dir = tempfile.mkdtemp(prefix="chatcrm-metrics-")
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
-    demo = run_db(database_url, demo_if_empty)
-    # Worker processes read their settings from the environment.
-    os.environ["CHATCRM_DATABASE_URL"] = settings.database_url
-    os.environ["CHATCRM_WORKERS"] = str(workers)
-    if demo is not None:
-        _announce_demo(demo, host, port)
+    # From here on: a start that fails on the database (SystemExit) removes it too.
     try:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+        demo = run_db(database_url, demo_if_empty)
+        # Worker processes read their settings from the environment.
+        os.environ["CHATCRM_DATABASE_URL"] = settings.database_url
+        os.environ["CHATCRM_WORKERS"] = str(workers)
+        if demo is not None:
+            _announce_demo(demo, host, port)
         _run_uvicorn(uvicorn, host=host, port=port, workers=workers, settings=settings)
     finally:
         shutil.rmtree(metrics_dir, ignore_errors=True)
