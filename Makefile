@@ -2,32 +2,44 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-dev
+# Serving needs the service's own dependencies only; the checks also need the dev extras.
+# Each set has its stamp, so neither is installed twice; the dev set includes the service's.
+RUN_STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
 .PHONY: run test lint format bench clean
 
-$(STAMP): pyproject.toml scripts/make_venv.py
+define make_venv
 	$(PYTHON) scripts/make_venv.py $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
-	touch $(STAMP)
+endef
 
-run: $(STAMP)
+$(RUN_STAMP): pyproject.toml scripts/make_venv.py
+	$(make_venv)
+	$(BIN)/python -m pip install -q -e .
+	touch $(RUN_STAMP)
+
+$(DEV_STAMP): pyproject.toml scripts/make_venv.py
+	$(make_venv)
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(RUN_STAMP) $(DEV_STAMP)
+
+run: $(RUN_STAMP)
 	$(BIN)/chatcrm serve $(ARGS)
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check src tests bench scripts
 	$(BIN)/mypy
 
-format: $(STAMP)
+format: $(DEV_STAMP)
 	$(BIN)/ruff format src tests bench scripts
 	$(BIN)/ruff check --fix src tests bench scripts
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python bench/run.py $(ARGS)
 
 clean:

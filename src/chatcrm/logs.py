@@ -54,10 +54,31 @@ class TextFormatter(logging.Formatter):
         return line
 
 
+# The logger of the one line written per request (api/middleware.py). Renaming it would
+# only make those lines unbuffered again (one write each), never lose them.
+REQUEST_LOGGER = "chatcrm.request"
+
+
 class BufferedStderrHandler(logging.StreamHandler):
-    """Writes log lines to stderr through a 64 KiB buffer, flushed every half second and at
-    once for warnings and errors: one write per request line would be one system call per
-    request on the hot path."""
+    """Writes log lines to stderr through a 64 KiB buffer: one write per request line would
+    be one system call per request on the hot path.
+
+    Only the request lines of logger `chatcrm.request` below warning level wait in the
+    buffer, for at most half a second. Every other line (start-up, shutdown, warnings,
+    errors) is written at once and takes the waiting lines out with it.
+
+    Why not flush at exit only: after a graceful shutdown on SIGTERM, uvicorn restores the
+    default signal handler and raises the signal again (Server.capture_signals), in the
+    single server process and in each worker of `--workers N`, so the process dies without
+    running atexit. A flush in the app's lifespan shutdown would come too early (uvicorn
+    logs "Finished server process" after it), and the re-raise cannot be wrapped in a
+    worker, whose original handlers uvicorn saves before our code runs there. What every
+    exit path has in common is that uvicorn logs a line after the last request is
+    answered ("Shutting down", "Finished server process", "Stopping parent process", or
+    an error), so writing those lines through is enough to leave nothing behind, whoever
+    stops the process and however. Only SIGKILL, or a signal uvicorn does not handle, can
+    lose the request lines of the last half second.
+    """
 
     FLUSH_SECONDS = 0.5
 
@@ -79,7 +100,7 @@ class BufferedStderrHandler(logging.StreamHandler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             self.stream.write(self.format(record) + "\n")
-            if record.levelno >= logging.WARNING:
+            if record.levelno >= logging.WARNING or record.name != REQUEST_LOGGER:
                 self.flush()
         except Exception:
             self.handleError(record)

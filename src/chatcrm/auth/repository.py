@@ -29,6 +29,19 @@ _REVOKE = (
 )
 _KEY = select(api_keys.c.id).where(api_keys.c.id == _ID)
 _WORKSPACE_ACCOUNT = select(workspaces.c.account_id).where(workspaces.c.id == _ID)
+# Listings for operators (`chatcrm accounts list`, `chatcrm keys list`), oldest first.
+_ACCOUNTS = select(accounts.c.id, accounts.c.name, accounts.c.created_at).order_by(
+    accounts.c.created_at, accounts.c.id
+)
+# Never the secret's hash: a listing is printed, copied and pasted.
+_KEY_LISTING = select(
+    api_keys.c.id,
+    api_keys.c.account_id,
+    api_keys.c.created_at,
+    api_keys.c.revoked_at,
+    api_keys.c.rate_limit,
+).order_by(api_keys.c.created_at, api_keys.c.id)
+_ACCOUNT_KEY_LISTING = _KEY_LISTING.where(api_keys.c.account_id == _ID)
 
 
 async def insert_account(conn: Connection, *, account_id: str, name: str, now: datetime) -> None:
@@ -84,3 +97,16 @@ async def key_exists(conn: Connection, key_id: str) -> bool:
 async def workspace_account(conn: Connection, workspace_id: str) -> str | None:
     value: str | None = await conn.fetchval(_WORKSPACE_ACCOUNT, {"_id": workspace_id})
     return value
+
+
+async def list_accounts(conn: Connection) -> list[Row]:
+    """id, name, created_at of every account."""
+    return await conn.fetch(_ACCOUNTS)
+
+
+async def list_keys(conn: Connection, account_id: str | None = None) -> list[Row]:
+    """id, account_id, created_at, revoked_at, rate_limit of the keys of one account, or
+    of all; never the secret's hash."""
+    if account_id is None:
+        return await conn.fetch(_KEY_LISTING)
+    return await conn.fetch(_ACCOUNT_KEY_LISTING, {"_id": account_id})

@@ -19,6 +19,11 @@ _TOUCH = update(workspaces).where(workspaces.c.id == _WS).values(updated_at=bind
 _NEXT_STAGE_POSITION = select(func.coalesce(func.max(stages.c.position), 0) + 1).where(
     stages.c.workspace_id == _WS, stages.c.kind == bindparam("_kind")
 )
+# Listings for operators (`chatcrm workspace list`), oldest first.
+_LISTING = select(
+    workspaces.c.id, workspaces.c.account_id, workspaces.c.name, workspaces.c.created_at
+).order_by(workspaces.c.created_at, workspaces.c.id)
+_ACCOUNT_LISTING = _LISTING.where(workspaces.c.account_id == bindparam("_account"))
 
 
 @cache
@@ -43,6 +48,13 @@ def _view_statement(dialect: str) -> Select[Any]:
 async def workspace_view(conn: Connection, workspace_id: str) -> Row | None:
     """The workspace with its stages, segmentations, tags and agents: one statement."""
     return await conn.fetchrow(_view_statement(conn.dialect), {"_ws": workspace_id})
+
+
+async def list_workspaces(conn: Connection, account_id: str | None = None) -> list[Row]:
+    """id, account_id, name, created_at of the workspaces of one account, or of all."""
+    if account_id is None:
+        return await conn.fetch(_LISTING)
+    return await conn.fetch(_ACCOUNT_LISTING, {"_account": account_id})
 
 
 async def next_stage_position(conn: Connection, workspace_id: str, kind: str) -> int:

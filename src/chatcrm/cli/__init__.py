@@ -1,0 +1,22 @@
+"""The `chatcrm` command line (contract section 6), one module per subject."""
+
+from __future__ import annotations
+
+import click
+
+from chatcrm.cli.accounts import accounts, init
+from chatcrm.cli.keys import keys
+from chatcrm.cli.service import migrate, serve
+from chatcrm.cli.workspaces import workspace
+
+
+@click.group()
+@click.version_option(package_name="chatcrm")
+def main() -> None:
+    """chatcrm: contacts and opportunities of chat-driven sales teams."""
+
+
+for _command in (serve, migrate, init, accounts, workspace, keys):
+    main.add_command(_command)
+
+__all__ = ["main"]

@@ -1,0 +1,89 @@
+"""What every command shares: the --database-url option, migrating then working in one
+transaction, and reporting any failure as one line on stderr."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from chatcrm.cli.connect_failures import connect_failure
+from chatcrm.config import DEFAULT_DATABASE_URL, Settings
+from chatcrm.db.database import Connection, Database
+from chatcrm.db.engine import DatabaseUrlError, standalone_engine
+from chatcrm.db.migrate import upgrade
+
+T = TypeVar("T")
+
+DATABASE_URL_HELP = (
+    "Database URL: sqlite:///path.db (embedded) or postgresql://user@host/db. "
+    f"Default: $CHATCRM_DATABASE_URL, else {DEFAULT_DATABASE_URL}."
+)
+database_url_option = click.option(
+    "--database-url", "database_url", default=None, metavar="URL", help=DATABASE_URL_HELP
+)
+
+
+class CommandError(Exception):
+    """A failure to report as one line on stderr."""
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"chatcrm: error: {message}", err=True)
+    sys.exit(1)
+
+
+def settings_for(database_url: str | None) -> Settings:
+    settings = Settings()
+    if database_url:
+        settings = settings.model_copy(update={"database_url": database_url})
+    return settings
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else type(exc).__name__
+    orig = getattr(exc, "orig", None)  # SQLAlchemy wraps driver errors: show the driver's words
+    if orig is not None and str(orig).strip():
+        first = str(orig).strip().splitlines()[0]
+    return first[:300]
+
+
+def run_db(database_url: str | None, work: Callable[[Connection], Awaitable[T]]) -> T:
+    """Migrate (idempotent, locked), then run `work` in one transaction."""
+    settings = settings_for(database_url)
+
+    async def main() -> T:
+        engine = standalone_engine(settings.database_url, settings)
+        try:
+            await upgrade(engine)
+        finally:
+            await engine.dispose()
+        db = Database(settings)
+        try:
+            async with db.transaction() as conn:
+                return await work(conn)
+        finally:
+            await db.dispose()
+
+    try:
+        return asyncio.run(main())
+    except CommandError as exc:
+        fail(str(exc))
+    except DatabaseUrlError as exc:
+        fail(str(exc))
+    except Exception as exc:  # a CLI user wants one line, not a traceback
+        # Name the setting the URL came from: the person fixes that one.
+        from_environment = not database_url and "CHATCRM_DATABASE_URL" in os.environ
+        setting = "$CHATCRM_DATABASE_URL" if from_environment else "--database-url"
+        sentence = connect_failure(exc, settings.database_url, setting=setting)
+        fail(sentence or f"{type(exc).__name__}: {_one_line(exc)}")
+
+
+def print_json(value: dict[str, Any]) -> None:
+    click.echo(json.dumps(value))

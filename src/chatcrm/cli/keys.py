@@ -1,0 +1,159 @@
+"""API keys: `chatcrm keys create`, `revoke`, `limit` and `list`."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+import click
+
+from chatcrm.cli.database import CommandError, database_url_option, fail, print_json, run_db
+from chatcrm.cli.tables import json_array_option, print_list
+from chatcrm.db.database import Connection
+
+
+@click.group()
+def keys() -> None:
+    """API keys."""
+
+
+@keys.command("create")
+@database_url_option
+@click.option("--account", "account_id", required=True, help="The account id.")
+@click.option(
+    "--rate-limit",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Requests per second for this key (bursts of twice that); 0: unlimited. "
+    "Default: the service's CHATCRM_RATE_LIMIT.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def keys_create(
+    database_url: str | None, account_id: str, rate_limit: float | None, as_json: bool
+) -> None:
+    """Create an API key for an account (shown once; only its hash is stored)."""
+    from chatcrm.auth import repository as auth_repo
+    from chatcrm.auth.service import create_key
+
+    async def work(conn: Connection) -> tuple[str, str]:
+        if not await auth_repo.account_exists(conn, account_id):
+            raise CommandError(f"no account with id {account_id!r}")
+        return await create_key(conn, account_id=account_id, rate_limit=rate_limit)
+
+    key_id, api_key = run_db(database_url, work)
+    if as_json:
+        print_json({"keyId": key_id, "apiKey": api_key})
+    else:
+        click.echo(f"key id:  {key_id}")
+        click.echo(f"API key: {api_key}  (shown once; only its hash is stored)")
+
+
+@keys.command("revoke")
+@database_url_option
+@click.argument("key_id")
+def keys_revoke(database_url: str | None, key_id: str) -> None:
+    """Revoke an API key by its id (the key itself is accepted too)."""
+    from chatcrm.auth import keys as key_format
+    from chatcrm.auth import repository as auth_repo
+    from chatcrm.core.timestamps import utcnow
+
+    parsed = key_format.parse_key(key_id)
+    if parsed is not None:
+        key_id = parsed[0]
+
+    async def work(conn: Connection) -> None:
+        if not await auth_repo.key_exists(conn, key_id):
+            raise CommandError(f"no API key with id {key_id!r}")
+        if not await auth_repo.revoke_key(conn, key_id, utcnow()):
+            raise CommandError(f"API key {key_id!r} is already revoked")
+
+    run_db(database_url, work)
+    click.echo(f"chatcrm: revoked key {key_id}")
+
+
+@keys.command("limit")
+@database_url_option
+@click.argument("key_id")
+@click.argument("rate")
+def keys_limit(database_url: str | None, key_id: str, rate: str) -> None:
+    """Set a key's rate limit: requests per second, 0 for unlimited, or `default`."""
+    from chatcrm.auth import keys as key_format
+    from chatcrm.auth import repository as auth_repo
+
+    parsed = key_format.parse_key(key_id)
+    if parsed is not None:
+        key_id = parsed[0]
+    value: float | None
+    if rate == "default":
+        value = None
+    else:
+        try:
+            value = float(rate)
+        except ValueError:
+            fail("RATE must be a number of requests per second, 0, or 'default'")
+        if not value >= 0 or value == float("inf"):
+            fail("RATE must be a number of requests per second, 0, or 'default'")
+
+    async def work(conn: Connection) -> None:
+        if not await auth_repo.set_rate_limit(conn, key_id, value):
+            raise CommandError(f"no API key with id {key_id!r}")
+
+    run_db(database_url, work)
+    shown = (
+        "the service default" if value is None else ("unlimited" if value == 0 else f"{value:g}/s")
+    )
+    click.echo(f"chatcrm: key {key_id} rate limit: {shown} (applies within 5 s)")
+
+
+class KeyItem(TypedDict):
+    keyId: str
+    accountId: str
+    createdAt: str | None
+    revoked: bool
+    revokedAt: str | None
+    # Requests per second; None: the service default (CHATCRM_RATE_LIMIT); 0: unlimited.
+    rateLimit: float | None
+
+
+def _rate(value: float | None) -> str:
+    return "default" if value is None else ("unlimited" if value == 0 else f"{value:g}/s")
+
+
+@keys.command("list")
+@database_url_option
+@click.option(
+    "--account", "account_id", default=None, metavar="ID", help="Only this account's keys."
+)
+@json_array_option
+def keys_list(database_url: str | None, account_id: str | None, as_json: bool) -> None:
+    """List API keys, oldest first: id, account, creation, revocation, rate limit. Never
+    a key itself: it is shown once, at creation, and only its hash is stored."""
+    from chatcrm.auth import repository as auth_repo
+    from chatcrm.core.timestamps import iso
+
+    async def work(conn: Connection) -> list[KeyItem]:
+        if account_id is not None and not await auth_repo.account_exists(conn, account_id):
+            raise CommandError(f"no account with id {account_id!r}")
+        return [
+            {
+                "keyId": row["id"],
+                "accountId": row["account_id"],
+                "createdAt": iso(row["created_at"]),
+                "revoked": row["revoked_at"] is not None,
+                "revokedAt": iso(row["revoked_at"]),
+                "rateLimit": row["rate_limit"],
+            }
+            for row in await auth_repo.list_keys(conn, account_id)
+        ]
+
+    print_list(
+        run_db(database_url, work),
+        as_json=as_json,
+        headings=("KEY", "ACCOUNT", "CREATED", "REVOKED", "RATE LIMIT"),
+        cells=lambda item: (
+            item["keyId"],
+            item["accountId"],
+            item["createdAt"] or "",
+            item["revokedAt"] or "no",
+            _rate(item["rateLimit"]),
+        ),
+    )

@@ -1,0 +1,92 @@
+"""Running the service: `chatcrm migrate` and `chatcrm serve`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import Any
+
+import click
+
+from chatcrm.cli.database import database_url_option, run_db, settings_for
+from chatcrm.config import Settings
+from chatcrm.db.database import Connection
+from chatcrm.provisioning import NewAccount, demo_if_empty
+
+
+@click.command()
+@database_url_option
+def migrate(database_url: str | None) -> None:
+    """Apply the database migrations (safe to run while other nodes do the same)."""
+
+    async def nothing(_: Connection) -> None:
+        return None
+
+    run_db(database_url, nothing)
+    click.echo("chatcrm: database is up to date")
+
+
+@click.command()
+@database_url_option
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
+def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
+    """Serve the API (migrates first; on an empty database creates a demo account)."""
+    import tempfile
+
+    import uvicorn
+
+    from chatcrm import logs
+
+    settings = settings_for(database_url)
+    logs.configure(settings.log_level, json=settings.log_json)
+    # Metrics of all workers are summed through files in a fresh directory (ops/metrics.py).
+    metrics_dir = tempfile.mkdtemp(prefix="chatcrm-metrics-")
+    # From here on: a start that fails on the database (SystemExit) removes it too.
+    try:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+        demo = run_db(database_url, demo_if_empty)
+        # Worker processes read their settings from the environment.
+        os.environ["CHATCRM_DATABASE_URL"] = settings.database_url
+        os.environ["CHATCRM_WORKERS"] = str(workers)
+        if demo is not None:
+            _announce_demo(demo, host, port)
+        _run_uvicorn(uvicorn, host=host, port=port, workers=workers, settings=settings)
+    finally:
+        shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _run_uvicorn(uvicorn: Any, *, host: str, port: int, workers: int, settings: Settings) -> None:
+    uvicorn.run(
+        "chatcrm.app:create_app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=settings.log_level,
+        log_config=None,  # keep our JSON logging
+        access_log=False,  # our middleware writes one JSON line per request instead
+        server_header=False,
+        proxy_headers=False,
+    )
+
+
+def _announce_demo(demo: NewAccount, host: str, port: int) -> None:
+    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    lines = [
+        "chatcrm: empty database, created a demo account:",
+        f"  account:   {demo.account_id}",
+        f"  workspace: {demo.workspace_id}",
+        f"  API key:   {demo.api_key}",
+        "  (the key is shown once; only its hash is stored)",
+        "Try it:",
+        f"  curl -s {base}/api/workspace/{demo.workspace_id} "
+        f"-H 'Authorization: Bearer {demo.api_key}'",
+        f"  curl -s -X POST {base}/api/contact -H 'Authorization: Bearer {demo.api_key}' "
+        f"-H 'x-workspace-id: {demo.workspace_id}' -H 'Content-Type: application/json' "
+        """-d '{"name": "Ana", "email": "ana@example.com"}'""",
+    ]
+    click.echo("\n".join(lines))
+    sys.stdout.flush()

@@ -1,0 +1,101 @@
+"""`chatcrm serve` leaves no log line behind when it stops: the request lines it buffers and
+uvicorn's shutdown lines all reach stderr, whichever signal stops it and however many
+worker processes it runs (logs.py, BufferedStderrHandler)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.test_cli import chatcrm_executable
+from tests.servers import START_TIMEOUT, free_port
+
+pytestmark = pytest.mark.slow
+
+
+def _collect(stream: Any, sink: list[str]) -> None:
+    for line in iter(stream.readline, ""):
+        sink.append(line)
+    stream.close()
+
+
+def _started(lines: list[str]) -> int:
+    return sum("Application startup complete." in line for line in lines)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_the_last_request_and_shutdown_lines_reach_stderr(
+    tmp_path: Path, workers: int, signum: signal.Signals
+) -> None:
+    port = free_port()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("CHATCRM_")}
+    process = subprocess.Popen(
+        [
+            chatcrm_executable(),
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--database-url",
+            f"sqlite:///{tmp_path / 'logs.db'}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+        start_new_session=True,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=_collect, args=(process.stderr, lines), daemon=True)
+    reader.start()
+    request_id = f"last-{uuid.uuid4().hex}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while _started(lines) < workers:  # every worker, so that every worker must stop
+            assert process.poll() is None, "".join(lines)
+            assert time.monotonic() < deadline, "".join(lines)
+            time.sleep(0.1)
+        response = httpx.get(
+            f"http://127.0.0.1:{port}/health", headers={"X-Request-Id": request_id}, timeout=10
+        )
+        assert response.status_code == 200
+        # At once: the request line is still in the buffer (flushed every 0.5 s).
+        if signum == signal.SIGINT:
+            os.killpg(process.pid, signum)  # Ctrl+C reaches the whole process group
+        else:
+            process.send_signal(signum)  # as a supervisor stops the service
+        process.wait(timeout=30)
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+        reader.join(timeout=10)
+
+    records = [json.loads(line) for line in lines]  # every line is one JSON object
+    messages = [record["msg"] for record in records]
+    assert any(
+        record["logger"] == "chatcrm.request" and record.get("request_id") == request_id
+        for record in records
+    ), messages
+    started = [m.split("[")[1].rstrip("]") for m in messages if m.startswith("Started server")]
+    assert len(started) == workers, messages
+    for pid in started:
+        assert f"Finished server process [{pid}]" in messages, messages
+    # The very last line of the run is uvicorn's last word.
+    if workers == 1:
+        assert messages[-1] == f"Finished server process [{started[0]}]", messages
+    else:
+        assert messages[-1].startswith("Stopping parent process"), messages
