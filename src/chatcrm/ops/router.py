@@ -1,4 +1,4 @@
-"""Operations endpoints: liveness and readiness (no authentication)."""
+"""Operations endpoints: liveness, readiness and metrics (no authentication)."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ async def ready(db: Db) -> Response:
     return ok(m.READY, {"status": "ready", "database": db.dialect})
 
 
+@router.head("/metrics", include_in_schema=False)
 @router.get(
     "/metrics",
     operation_id="metrics",
