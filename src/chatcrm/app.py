@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from starlette.types import Scope
 
 from chatcrm import __version__, logs
-from chatcrm.api import errors, openapi
+from chatcrm.api import docs, errors, openapi
 from chatcrm.api.errors import all_routes
 from chatcrm.api.gate import GateMiddleware
 from chatcrm.api.hotpath import HotRoutes
@@ -64,11 +64,14 @@ def create_app(settings: Settings | None = None, *, hot_routes: bool = True) -> 
         lifespan=lifespan,
         # /api/contact/ must be a 404 in the envelope, not a redirect.
         redirect_slashes=False,
+        docs_url=None,  # api/docs.py serves /docs and /redoc from the package, not from CDNs
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.auth_cache = AuthCache(settings.key_cache_ttl)
     errors.install(app)
     openapi.install(app)
+    docs.install(app)
     for router in (contacts_router, opportunities_router, workspaces_router, ops_router):
         app.include_router(router)
     # Added last = runs first: request id and body limit, then the gate (key, rate limit),
