@@ -16,6 +16,7 @@ from chatcrm import __version__, logs
 from chatcrm.api import docs, errors, openapi
 from chatcrm.api.errors import all_routes
 from chatcrm.api.gate import GateMiddleware
+from chatcrm.api.home import router as home_router
 from chatcrm.api.hotpath import HotRoutes
 from chatcrm.api.idempotency import IdempotencyMiddleware, purge_forever
 from chatcrm.api.middleware import RequestContextMiddleware
@@ -72,6 +73,7 @@ def create_app(settings: Settings | None = None, *, hot_routes: bool = True) -> 
     errors.install(app)
     openapi.install(app)
     docs.install(app)
+    app.include_router(home_router)
     for router in (contacts_router, opportunities_router, workspaces_router, ops_router):
         app.include_router(router)
     # Added last = runs first: request id and body limit, then the gate (key, rate limit),
