@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.test_cli import chatcrm_executable
 from tests.servers import START_TIMEOUT, free_port
+from tests.test_cli import chatcrm_executable
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,9 @@ from fastapi import FastAPI
 from starlette.types import Scope
 
 from chatcrm import __version__, logs
-from chatcrm.api import errors, openapi
+from chatcrm.api import docs, errors, openapi
 from chatcrm.api.gate import GateMiddleware
+from chatcrm.api.home import router as home_router
 from chatcrm.api.idempotency import IdempotencyMiddleware, purge_forever
 from chatcrm.api.middleware import DirectDispatch, RequestContextMiddleware
 from chatcrm.api.ratelimit import RateLimiter
@@ -62,6 +63,8 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
         lifespan=lifespan,
         # /api/contact/ must be a 404 in the envelope, not a redirect.
         redirect_slashes=False,
+        docs_url=None,  # api/docs.py serves /docs and /redoc from the package, not from CDNs
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.auth_cache = AuthCache(settings.key_cache_ttl)
@@ -69,6 +72,8 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
     for routes in ROUTES:
         app.router.routes.extend(routes.routes)
     openapi.install(app)
+    docs.install(app)
+    app.include_router(home_router)
     # Added last = runs first: request id, connection, route and body limit, then the gate
     # (key, rate limit), then idempotent POSTs, then the route itself.
     if direct_dispatch:

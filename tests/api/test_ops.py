@@ -1,5 +1,5 @@
 """Operations endpoints (contract C): liveness, readiness, Prometheus metrics, the request
-log, and the API description (`/openapi.json`, `/docs`)."""
+log, and the API description (`/openapi.json`; the pages in tests/api/test_docs_pages.py)."""
 
 from __future__ import annotations
 
@@ -115,6 +115,15 @@ def test_metrics_is_prometheus_text_not_an_envelope(http: TestClient) -> None:
         assert f"# TYPE {family.removesuffix('_total')}" in text
     assert "# HELP chatcrm_db_pool_connections_open " in text
     assert samples
+
+
+def test_metrics_answer_head_like_get_without_a_body(http: TestClient) -> None:
+    got = http.get("/metrics")
+    response = http.head("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == got.headers["content-type"]
+    assert response.content == b""
+    assert response.headers["x-request-id"]
 
 
 def test_metrics_need_no_key(http: TestClient) -> None:

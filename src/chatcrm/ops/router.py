@@ -74,6 +74,7 @@ async def ready(request: Request) -> Response:
     answer=None,
     authenticated=False,
     enveloped=False,
+    head=True,
 )
 async def metrics_endpoint(request: Request) -> Response:
     body, content_type = metrics.render()

@@ -1,0 +1,190 @@
+"""Browser tests: Playwright for Python driving Debian's chromium against a real
+`chatcrm serve`, with every request that leaves the server's origin refused.
+
+Never a browser that Playwright downloads: /usr/bin/chromium from Debian's package
+`chromium`, installed here with apt-get when it is missing and the tests run as root.
+When it cannot be had, the tests fail under CI=true; elsewhere they are skipped, with a
+banner at the end of the run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, Request, Response, Route, sync_playwright
+
+from tests.conftest import IN_CI
+from tests.test_e2e import serve
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # the tests may run as root, where chromium's sandbox refuses to start
+    "--disable-gpu",
+    # Without these chromium opens connections of its own (updates, sync, Google's hosts),
+    # which a closed network refuses, slowly.
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+APT_TIMEOUT = 1200.0
+_skip_reason: list[str] = []
+
+
+def _usable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _apt_get(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["apt-get", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        stdin=subprocess.DEVNULL,
+        timeout=APT_TIMEOUT,
+        check=False,
+    )
+
+
+def _install_chromium() -> str | None:
+    """Install Debian's chromium with apt-get; None when that worked, else why it did not."""
+    if os.geteuid() != 0:
+        return "not running as root, so it cannot be installed here"
+    if shutil.which("apt-get") is None:
+        return "apt-get is not available"
+    install = ("install", "-y", "--no-install-recommends", "chromium")
+    try:
+        done = _apt_get(*install)
+        if done.returncode != 0:
+            # Usually a stale package index: it names a version the mirror no longer has.
+            _apt_get("update")
+            done = _apt_get(*install)
+    except subprocess.TimeoutExpired as exc:
+        return f"`apt-get {' '.join(exc.cmd[1:])}` took over {APT_TIMEOUT:.0f} s"
+    if done.returncode != 0:
+        last = (done.stderr.strip() or done.stdout.strip()).splitlines()[-3:]
+        return f"`apt-get install chromium` failed: {' / '.join(last)}"
+    return None
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _skip_reason:
+        terminalreporter.write_sep("!", "BROWSER TESTS WERE SKIPPED", red=True, bold=True)
+        terminalreporter.write_line(_skip_reason[0], red=True)
+        terminalreporter.write_line(
+            "Install Debian's chromium (apt-get install chromium) to run them.", red=True
+        )
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's chromium, installed if need be (the skip or failure is remembered)."""
+    if not _usable(CHROMIUM):
+        problem = _install_chromium()
+        if not _usable(CHROMIUM):
+            reason = f"Debian's chromium ({CHROMIUM}) is missing: {problem or 'not installed'}"
+            if IN_CI:
+                pytest.fail(f"{reason}; CI must run the browser tests", pytrace=False)
+            _skip_reason.append(reason)
+            pytest.skip(f"SKIPPING BROWSER TESTS: {reason}")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: Path) -> Iterator[Browser]:
+    """One headless chromium for the module's tests; each test opens its own context."""
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real `chatcrm serve` on a free port and a new SQLite file; its base URL."""
+    database = tmp_path_factory.mktemp("browser") / "chatcrm.db"
+    with serve(f"sqlite:///{database}") as running:
+        yield running.base_url
+
+
+# Collects what the page's Content-Security-Policy refused, requests and inline code alike.
+_RECORD_POLICY_VIOLATIONS = """
+window.__refused = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__refused.push(e.effectiveDirective + " " + e.blockedURI);
+});
+"""
+
+
+@dataclass
+class Visit:
+    """A page whose requests may only go to the server; what was refused or went wrong."""
+
+    page: Page
+    base_url: str
+    blocked: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def goto(self, path: str) -> None:
+        response = self.page.goto(self.base_url + path)
+        assert response is not None and response.status == 200, path
+
+    def settle(self) -> list[str]:
+        """Wait until no request is in flight; check that none went elsewhere than the
+        server, failed or was answered with an error, and that no script threw. Returns
+        what the page's own policy refused ("<directive> <URL>"), for the test to judge."""
+        self.page.wait_for_load_state("networkidle")
+        assert self.blocked == [], f"the page asked for outside resources: {self.blocked}"
+        assert self.failed == [], f"requests that failed: {self.failed}"
+        assert self.errors == [], f"script errors: {self.errors}"
+        refused: list[str] = self.page.evaluate("window.__refused")
+        return sorted(set(refused))
+
+
+@pytest.fixture
+def visit(browser: Browser, server: str) -> Iterator[Visit]:
+    context = browser.new_context()
+    context.add_init_script(_RECORD_POLICY_VIOLATIONS)
+    blocked: list[str] = []
+
+    def only_the_server(route: Route) -> None:
+        url = route.request.url
+        if url.startswith(server + "/"):
+            route.continue_()
+        else:
+            blocked.append(url)
+            route.abort()
+
+    context.route("**/*", only_the_server)
+    visit = Visit(page=context.new_page(), base_url=server, blocked=blocked)
+
+    def on_response(response: Response) -> None:
+        if response.status >= 400:
+            visit.failed.append(f"{response.status} {response.url}")
+
+    def on_request_failed(request: Request) -> None:
+        # Refused by this test (listed in `blocked`) or by the page's policy (`settle`).
+        if request.url not in blocked and request.failure != "csp":
+            visit.failed.append(f"{request.failure} {request.url}")
+
+    visit.page.on("response", on_response)
+    visit.page.on("requestfailed", on_request_failed)
+    visit.page.on("pageerror", lambda exc: visit.errors.append(str(exc)))
+    try:
+        yield visit
+    finally:
+        context.close()
