@@ -59,6 +59,8 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
 
 
 def _run_uvicorn(uvicorn: Any, *, host: str, port: int, workers: int, settings: Settings) -> None:
+    from chatcrm.api.protocols import HTTP_PROTOCOL
+
     uvicorn.run(
         "chatcrm.app:create_app_from_env",
         factory=True,
@@ -70,6 +72,8 @@ def _run_uvicorn(uvicorn: Any, *, host: str, port: int, workers: int, settings: 
         access_log=False,  # our middleware writes one JSON line per request instead
         server_header=False,
         proxy_headers=False,
+        # An unreadable request is answered in the envelope too (api/protocols.py).
+        http=HTTP_PROTOCOL,
     )
 
 
