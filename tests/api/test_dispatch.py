@@ -101,7 +101,7 @@ def test_a_route_removed_from_the_app_is_gone_everywhere(
 ) -> None:
     app = create_app(settings, direct_dispatch=direct)
     app.router.routes[:] = [
-        r for r in app.router.routes if getattr(r, "name", None) != "update_contact"
+        r for r in app.router.routes if getattr(r, "name", None) != "updateContact"
     ]
     api_headers = {
         "Authorization": f"Bearer {account.api_key}",

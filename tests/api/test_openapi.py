@@ -132,3 +132,44 @@ def test_the_create_body_allows_what_the_server_requires(
         answer = api.post(path, json={})
         assert answer.status_code == 422
         assert [e["field"] for e in answer.json()["data"]["errors"]][: len(required)] == required
+
+
+# Values that reach the database as they are in a string parameter: NUL (which PostgreSQL
+# text cannot hold), LIKE wildcards and escapes, quotes, non-ASCII, control characters and
+# a long value.
+HOSTILE = ("\x00", "a\x00b", "%_\\", "' OR '1'='1", "Zoë 🙂", "\n\t", "9" * 4000)
+
+
+def test_hostile_strings_in_every_parameter_get_the_envelope(
+    api: Api, document: dict[str, Any]
+) -> None:
+    contact = api.create_contact()
+    opportunity = api.create_opportunity()
+    real = {
+        "workspaceId": api.ws,
+        "contactId": contact["id"],
+        "opportunityId": opportunity["id"],
+    }
+    for method, path, operation in _operations(document):
+        if method not in ("GET", "DELETE") or path == "/metrics":
+            continue
+        params = operation["parameters"]
+        path_names = [p["name"] for p in params if p["in"] == "path"]
+        query_names = [p["name"] for p in params if p["in"] == "query"]
+        for where, name in [("path", n) for n in path_names] + [("query", n) for n in query_names]:
+            for hostile in HOSTILE:
+                if where == "path" and hostile.isspace():
+                    continue  # HTTP clients strip tabs and newlines from URLs
+                values = {n: real.get(n, "x") for n in path_names}
+                query = {"workspaceId": api.ws} if "workspaceId" in query_names else {}
+                if where == "path":
+                    values[name] = hostile
+                else:
+                    query[name] = hostile
+                url = path.format(**values)
+                response = api.request(method, url, params=query)
+                assert response.status_code < 500, (method, path, name, response.text)
+                assert response.headers["x-request-id"]
+                if response.status_code != 200 or path.startswith("/api/"):
+                    body = response.json()
+                    assert list(body) == ENVELOPE_KEYS, (method, path, name, body)

@@ -65,7 +65,7 @@ class ApiRoute(Route):
     """A route of the table: matched like any Starlette route, run by `handle_call`."""
 
     def __init__(self, operation: Operation, endpoint: Endpoint) -> None:
-        super().__init__(operation.path, endpoint, name=endpoint.__name__)
+        super().__init__(operation.path, endpoint, name=operation.operation_id)
         # Exactly the declared methods (Starlette would add HEAD to every GET).
         self.methods = {operation.method, *(["HEAD"] if operation.head else [])}
         self.operation = operation

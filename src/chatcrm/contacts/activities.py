@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 from chatcrm.contacts.kind import CONTACT
-from chatcrm.core.values import TEXT_MAX
 from chatcrm.db.schema import contact_activities
-from chatcrm.records import types as t
 from chatcrm.records.activities import ActivityKind
-from chatcrm.records.fields import CALLER, NOW, RECORD_ID, REQUIRED, Field, FieldTable
+from chatcrm.records.defaults import CALLER, NOW, RECORD_ID
+from chatcrm.records.fields import REQUIRED, Field, FieldTable
+from chatcrm.records.scalar_types import CONTENT, ID, TIMESTAMP
 
-FIELDS = FieldTable(
-    "contactActivity",
-    [
-        Field(wire="id", type=t.Identifier(), column="id", default=RECORD_ID),
-        Field(
-            wire="content",
-            type=t.Text(TEXT_MAX, nonblank=True),
-            column="content",
-            create=REQUIRED,
-        ),
-        Field(wire="date", type=t.Timestamp(), column="created_at", default=NOW),
-        Field(wire="createdBy", type=t.Identifier(), column="created_by", default=CALLER),
-    ],
-)
+# fmt: off
+FIELDS = FieldTable("contactActivity", [
+    Field("id", ID, "id", default=RECORD_ID),
+    Field("content", CONTENT, "content", REQUIRED),
+    Field("date", TIMESTAMP, "created_at", default=NOW),
+    Field("createdBy", ID, "created_by", default=CALLER),
+])
+# fmt: on
 
 CONTACT_ACTIVITIES = ActivityKind(
     fields=FIELDS,

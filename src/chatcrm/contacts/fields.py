@@ -1,228 +1,76 @@
-"""The contact field table (contract B.1): every field of a contact, described once.
-
-In the update shape's key order. `shapes=FULL_ONLY`: shown by creates and updates only,
-not by gets, lists and searches (the read shape).
-"""
+"""The contact field table (contract B.1): every field of a contact, described once, in the
+update shape's key order. READ_HIDDEN: shown by creates and updates, not by gets, lists and
+searches (the read shape)."""
 
 from __future__ import annotations
 
 from chatcrm.contacts.rules import MERGE_VARIABLES, SOLVED, TAGS, agent_name, tag_list
-from chatcrm.core.values import TEXT_MAX
-from chatcrm.records import types as t
-from chatcrm.records.fields import (
-    FULL,
-    NOW,
-    OPTIONAL,
-    RECORD_ID,
-    REQUIRED,
-    WORKSPACE,
-    Field,
-    FieldTable,
+from chatcrm.records.array_types import FILES, TAG_IDS, VARIABLES
+from chatcrm.records.defaults import NOW, RECORD_ID, WORKSPACE
+from chatcrm.records.fields import NULL, OPTIONAL, READ_HIDDEN, REQUIRED, UPDATE, Field, FieldTable
+from chatcrm.records.scalar_types import (
+    AGENT,
+    BOOLEAN,
+    ID,
+    LONG_TEXT,
+    NAME,
+    POSITION,
+    SEGMENTATION,
+    STAGE,
+    TEXT,
+    TIMESTAMP,
+    Choice,
+    Email,
+    Phone,
 )
 from chatcrm.records.stages import END_OF_COLUMN, FIRST_STAGE, STAGE_MOVE
 
-# The original service's channels: Webchat, WhatsApp, Messenger, Instagram, Telegram,
-# Portal, API.
-PLATFORMS = (1, 2, 3, 4, 5, 6, 7)
+# The original service's channels.
+PLATFORM = Choice(
+    (1, 2, 3, 4, 5, 6, 7),
+    "1 Webchat, 2 WhatsApp, 3 Messenger, 4 Instagram, 5 Telegram, 6 Portal, 7 API.",
+)
 PLATFORM_WHATSAPP = 2
 PLATFORM_API = 7
-FULL_ONLY = frozenset({FULL})
+# Lower-cased in a second column, so both databases compare it the same way.
+CONTACT_EMAIL = Email(key_column="email_key")
 
-FIELDS = FieldTable(
-    "contact",
-    [
-        Field(wire="id", type=t.Identifier(), column="id", default=RECORD_ID),
-        Field(wire="creationDate", type=t.Timestamp(), column="created_at", default=NOW),
-        Field(
-            wire="assignedAgentId",
-            type=t.Reference("agent"),
-            column="assigned_agent_id",
-            nullable=True,
-            create=OPTIONAL,
-            update=True,
-            filter=True,
-            description="An agent of the workspace; null unassigns.",
-        ),
-        Field(wire="assignedAgentName", type=t.Text(), nullable=True, shown=agent_name),
-        Field(
-            wire="segmentationId",
-            type=t.Reference("segmentation"),
-            column="segmentation_id",
-            nullable=True,
-            create=OPTIONAL,
-            update=True,
-        ),
-        Field(
-            wire="lastMessage",
-            type=t.Text(TEXT_MAX),
-            column="last_message",
-            nullable=True,
-            create=OPTIONAL,
-            update=True,
-            stamps=("lastMessageDate",),
-        ),
-        Field(wire="lastMessageDate", type=t.Timestamp(), column="last_message_date", default=NOW),
-        Field(
-            wire="platformSenderId",
-            type=t.Text(),
-            column="platform_sender_id",
-            nullable=True,
-            create=OPTIONAL,
-        ),
-        Field(
-            wire="platformSenderName",
-            type=t.Text(),
-            column="platform_sender_name",
-            create=OPTIONAL,
-            default="",
-        ),
-        Field(
-            wire="platformSenderPhone",
-            type=t.Phone(empty_is_null=True),
-            column="platform_sender_phone",
-            nullable=True,
-            create=OPTIONAL,
-        ),
-        Field(
-            wire="isRead",
-            type=t.Boolean(),
-            column="is_read",
-            create=OPTIONAL,
-            update=True,
-            default=False,
-        ),
-        Field(
-            wire="isBotEnabled",
-            type=t.Boolean(),
-            column="is_bot_enabled",
-            create=OPTIONAL,
-            update=True,
-            default=True,
-        ),
-        Field(wire="isManuallyAdded", type=t.Boolean(), column="is_manually_added", default=True),
-        Field(
-            wire="avatarColor",
-            type=t.Text(),
-            column="avatar_color",
-            nullable=True,
-            create=OPTIONAL,
-            update=True,
-        ),
-        Field(
-            wire="orderInCards",
-            type=t.WholeNumber(),
-            column="order_in_cards",
-            update=True,
-            default=END_OF_COLUMN,
-            stamps=("orderInCardsLastUpdated",),
-            description="Position in its stage column, from 0.",
-        ),
-        Field(
-            wire="orderInCardsLastUpdated",
-            type=t.Timestamp(),
-            column="order_in_cards_updated_at",
-            default=NOW,
-        ),
-        Field(
-            wire="tags",
-            type=t.TagIds(),
-            create=OPTIONAL,
-            update=True,
-            default=[],
-            shown=tag_list,
-            after=TAGS,
-        ),
-        Field(
-            wire="files", type=t.Files(), column="files", create=OPTIONAL, update=True, default=[]
-        ),
-        Field(
-            wire="variables",
-            type=t.Variables(),
-            column="variables",
-            create=OPTIONAL,
-            update=True,
-            default=[],
-            shapes=FULL_ONLY,
-            effect=MERGE_VARIABLES,
-        ),
-        Field(
-            wire="isSolved",
-            type=t.Boolean(),
-            column="is_solved",
-            update=True,
-            default=False,
-            effect=SOLVED,
-            filter=True,
-        ),
-        Field(
-            wire="solvedByAgentId",
-            type=t.Reference("agent"),
-            column="solved_by_agent_id",
-            nullable=True,
-            update=True,
-            shapes=FULL_ONLY,
-            description="Only together with isSolved.",
-        ),
-        Field(
-            wire="solvedDate",
-            type=t.Timestamp(),
-            column="solved_date",
-            nullable=True,
-            shapes=FULL_ONLY,
-        ),
-        Field(wire="workspaceId", type=t.Identifier(), column="workspace_id", default=WORKSPACE),
-        Field(
-            wire="internalWhatsappNumber",
-            type=t.Phone(),
-            column="internal_whatsapp_number",
-            create=OPTIONAL,
-            update=True,
-            aliases=("phone",),
-            default="",
-            shapes=FULL_ONLY,
-        ),
-        Field(
-            wire="name",
-            type=t.Text(nonblank=True),
-            column="name",
-            create=REQUIRED,
-            update=True,
-        ),
-        Field(
-            wire="lastname",
-            type=t.Text(),
-            column="lastname",
-            create=OPTIONAL,
-            update=True,
-            default="",
-        ),
-        Field(
-            wire="email",
-            type=t.Email(key_column="email_key"),
-            column="email",
-            nullable=True,
-            create=OPTIONAL,
-            update=True,
-        ),
-        Field(
-            wire="platformId",
-            type=t.Choice(
-                PLATFORMS,
-                "1 Webchat, 2 WhatsApp, 3 Messenger, 4 Instagram, 5 Telegram, 6 Portal, 7 API.",
-            ),
-            column="platform_id",
-            create=OPTIONAL,
-            default=PLATFORM_API,
-        ),
-        Field(
-            wire="stageId",
-            type=t.Reference("stage"),
-            column="stage_id",
-            create=OPTIONAL,
-            update=True,
-            default=FIRST_STAGE,
-            effect=STAGE_MOVE,
-            filter=True,
-        ),
-    ],
-)
+# fmt: off
+FIELDS = FieldTable("contact", [
+    Field("id", ID, "id", default=RECORD_ID),
+    Field("creationDate", TIMESTAMP, "created_at", default=NOW),
+    Field("assignedAgentId", AGENT, "assigned_agent_id", NULL, OPTIONAL, UPDATE),
+    Field("assignedAgentName", TEXT, None, NULL, shown=agent_name),
+    Field("segmentationId", SEGMENTATION, "segmentation_id", NULL, OPTIONAL, UPDATE),
+    Field("lastMessage", LONG_TEXT, "last_message", NULL, OPTIONAL, UPDATE,
+          stamps="lastMessageDate"),
+    Field("lastMessageDate", TIMESTAMP, "last_message_date", default=NOW),
+    Field("platformSenderId", TEXT, "platform_sender_id", NULL, OPTIONAL),
+    Field("platformSenderName", TEXT, "platform_sender_name", OPTIONAL),
+    Field("platformSenderPhone", Phone(empty_is_null=True), "platform_sender_phone", NULL,
+          OPTIONAL),
+    Field("isRead", BOOLEAN, "is_read", OPTIONAL, UPDATE, default=False),
+    Field("isBotEnabled", BOOLEAN, "is_bot_enabled", OPTIONAL, UPDATE, default=True),
+    Field("isManuallyAdded", BOOLEAN, "is_manually_added", default=True),
+    Field("avatarColor", TEXT, "avatar_color", NULL, OPTIONAL, UPDATE),
+    Field("orderInCards", POSITION, "order_in_cards", UPDATE, default=END_OF_COLUMN,
+          stamps="orderInCardsLastUpdated"),
+    Field("orderInCardsLastUpdated", TIMESTAMP, "order_in_cards_updated_at", default=NOW),
+    Field("tags", TAG_IDS, None, OPTIONAL, UPDATE, shown=tag_list, after=TAGS),
+    Field("files", FILES, "files", OPTIONAL, UPDATE),
+    Field("variables", VARIABLES, "variables", OPTIONAL, UPDATE, READ_HIDDEN,
+          effect=MERGE_VARIABLES),
+    Field("isSolved", BOOLEAN, "is_solved", UPDATE, default=False, effect=SOLVED),
+    Field("solvedByAgentId", AGENT, "solved_by_agent_id", NULL, UPDATE, READ_HIDDEN,
+          description="Only together with isSolved."),
+    Field("solvedDate", TIMESTAMP, "solved_date", NULL, READ_HIDDEN),
+    Field("workspaceId", ID, "workspace_id", default=WORKSPACE),
+    Field("internalWhatsappNumber", Phone(), "internal_whatsapp_number", OPTIONAL, UPDATE,
+          READ_HIDDEN, aliases="phone"),
+    Field("name", NAME, "name", REQUIRED, UPDATE),
+    Field("lastname", TEXT, "lastname", OPTIONAL, UPDATE),
+    Field("email", CONTACT_EMAIL, "email", NULL, OPTIONAL, UPDATE),
+    Field("platformId", PLATFORM, "platform_id", OPTIONAL, default=PLATFORM_API),
+    Field("stageId", STAGE, "stage_id", OPTIONAL, UPDATE, default=FIRST_STAGE, effect=STAGE_MOVE),
+])
+# fmt: on

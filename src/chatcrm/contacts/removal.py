@@ -53,7 +53,7 @@ class BatchIds(ValueType):
 
 BODY = FieldTable(
     "deleteContacts",
-    [Field(wire="contactIds", type=BatchIds(), create=REQUIRED, shapes=frozenset())],
+    [Field("contactIds", BatchIds(), None, REQUIRED, shapes=frozenset())],
 )
 
 

@@ -16,7 +16,8 @@ from chatcrm.core.timestamps import iso_sql
 from chatcrm.db.database import Connection
 from chatcrm.db.jsonagg import json_array_of_objects
 from chatcrm.db.schema import agents, contact_tags, tags
-from chatcrm.records.fields import After, Change, Creation, Effect
+from chatcrm.records.changes import After, Change, Effect
+from chatcrm.records.defaults import Creation
 from chatcrm.records.types import AggregatedJson
 
 

@@ -15,9 +15,6 @@ contacts = record_table(
     FIELDS,
     Column("deleted_at", UTCDateTime, nullable=True),
     Column("deleted_by", ID, nullable=True),
-    # Newest first: the list order, and the keyset its continuation tokens walk.
-    Index("ix_contacts_list", "workspace_id", "created_at", "id"),
-    Index("ix_contacts_stage_order", "workspace_id", "stage_id", "order_in_cards"),
     # Partial (migration 0004): SQLite's statistics would count the NULLs as one value.
     Index(
         "ix_contacts_sender_phone",
@@ -28,18 +25,7 @@ contacts = record_table(
     ),
     # Indexes of the list filters (migration 0002); each ends in the list order.
     Index("ix_contacts_phone", "workspace_id", "internal_whatsapp_number"),
-    Index("ix_contacts_stage_list", "workspace_id", "stage_id", "created_at", "id"),
-    Index(
-        "ix_contacts_agent_list",
-        "workspace_id",
-        "assigned_agent_id",
-        "created_at",
-        "id",
-        sqlite_where=text("assigned_agent_id IS NOT NULL"),
-        postgresql_where=text("assigned_agent_id IS NOT NULL"),
-    ),
     Index("ix_contacts_solved_list", "workspace_id", "is_solved", "created_at", "id"),
-    Index("ix_contacts_modified", "workspace_id", "modified_at"),
     # Unique among live contacts only: a soft-deleted contact frees its phone and email.
     Index(
         "uq_contacts_phone_live",

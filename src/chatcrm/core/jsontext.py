@@ -27,18 +27,6 @@ def to_text(value: Any) -> str:
     return dumps(value).decode()
 
 
-def raw(text: str | bytes | None, *, empty: bytes = b"[]") -> orjson.Fragment:
-    """Stored JSON text inserted into a response as is, without parsing it."""
-    if text is None:
-        return orjson.Fragment(empty)
-    return orjson.Fragment(text if isinstance(text, bytes) else text.encode())
-
-
-def number(text: str) -> orjson.Fragment:
-    """A number the database rendered as canonical text, inserted exactly as written."""
-    return orjson.Fragment(text.encode())
-
-
 def aggregated(text: str | None) -> list[Any]:
     """A JSON array aggregated by the database, re-emitted compactly by orjson later
     (PostgreSQL's json_build_object writes `{"id" : …}` with spaces)."""

@@ -231,17 +231,3 @@ def variables(field: str, value: object) -> list[dict[str, Any]]:
     if len(merged) > VARIABLES_MAX:
         raise FieldError(field, f"must have at most {VARIABLES_MAX} variables")
     return [{"name": k, "value": v} for k, v in merged.items()]
-
-
-def validate_fields(
-    validators: dict[str, Any], names: list[str] | tuple[str, ...], body: dict[str, Any]
-) -> tuple[dict[str, Any], list[FieldError]]:
-    """Run each named field's validator; returns (clean values, every error found)."""
-    clean: dict[str, Any] = {}
-    errors: list[FieldError] = []
-    for name in names:
-        try:
-            clean[name] = validators[name](name, body[name])
-        except FieldError as exc:
-            errors.append(exc)
-    return clean, errors

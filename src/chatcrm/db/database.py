@@ -27,8 +27,9 @@ from sqlalchemy.sql import ClauseElement
 
 from chatcrm.config import Settings
 from chatcrm.db.compiled import Compiled, compiled
-from chatcrm.db.engine import UNICODE_LOWER, async_url, unicode_lower
+from chatcrm.db.engine import async_url
 from chatcrm.db.errors import Unavailable, translate
+from chatcrm.db.sqlite_pool import SqlitePool
 
 Row = dict[str, Any]
 
@@ -244,56 +245,6 @@ def _column_keys(params: Mapping[str, Any]) -> list[str]:
     return [key for key in params if not key.startswith("_")]
 
 
-class _SqlitePool:
-    """A fixed set of aiosqlite connections, lent one at a time."""
-
-    def __init__(self, path: str, size: int, settings: Settings) -> None:
-        self.path = path
-        self.size = size
-        self.settings = settings
-        self._idle: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
-        self._opened = 0
-
-    async def _open(self) -> aiosqlite.Connection:
-        conn = await aiosqlite.connect(
-            self.path, isolation_level=None, timeout=self.settings.sqlite_busy_timeout_ms / 1000
-        )
-        for pragma in (
-            "PRAGMA journal_mode=WAL",
-            f"PRAGMA busy_timeout={int(self.settings.sqlite_busy_timeout_ms)}",
-            "PRAGMA foreign_keys=ON",
-            f"PRAGMA synchronous={self.settings.sqlite_synchronous}",
-        ):
-            # Read to the end and close: a pragma's unfinished result would keep a read
-            # transaction open, and this connection would see the database as it was then.
-            async with conn.execute(pragma) as cursor:
-                await cursor.fetchall()
-        await conn.create_function(UNICODE_LOWER, 1, unicode_lower, deterministic=True)
-        return conn
-
-    async def acquire(self) -> aiosqlite.Connection:
-        if self._idle.empty() and self._opened < self.size:
-            self._opened += 1
-            try:
-                return await self._open()
-            except BaseException:
-                self._opened -= 1
-                raise
-        return await self._idle.get()
-
-    async def release(self, conn: aiosqlite.Connection) -> None:
-        self._idle.put_nowait(conn)
-
-    async def close(self) -> None:
-        while not self._idle.empty():
-            await self._idle.get_nowait().close()
-        self._opened = 0
-
-    @property
-    def opened(self) -> int:
-        return self._opened
-
-
 class Database:
     """The pools of one process; `connection()` lends them out one request at a time."""
 
@@ -306,8 +257,8 @@ class Database:
         self._pg_lock = asyncio.Lock()
         if self.dialect == "sqlite":
             path = parsed.database or ""
-            self._readers = _SqlitePool(path, 4, settings)
-            self._writers = _SqlitePool(path, 1, settings)
+            self._readers = SqlitePool(path, 4, settings)
+            self._writers = SqlitePool(path, 1, settings)
         # Driver connections lent out right now, and the most ever at once since the last
         # `reset_peak()` (tests check that a request never holds two).
         self.in_use = 0

@@ -3,14 +3,10 @@ inside the parent's query, the same on SQLite and PostgreSQL: a read is one roun
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import ColumnElement, Text, func, literal, literal_column, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
-
-from chatcrm.core.money import money_sql
-from chatcrm.core.timestamps import iso_sql
 
 
 def json_array_of_objects(
@@ -45,23 +41,3 @@ def json_array_of_objects(
     )
     obj_col: Any = ordered.c.obj
     return select(func.json_group_array(func.json(obj_col))).scalar_subquery()
-
-
-def wire_columns(
-    table: Any,
-    dialect: str,
-    *,
-    timestamps: Collection[str],
-    money: Collection[str] = (),
-) -> list[Any]:
-    """The table's columns, those named in `timestamps` and `money` rendered as wire text
-    under their own names."""
-    out: list[Any] = []
-    for column in table.c:
-        if column.name in timestamps:
-            out.append(iso_sql(column, dialect).label(column.name))
-        elif column.name in money:
-            out.append(money_sql(column, dialect).label(column.name))
-        else:
-            out.append(column)
-    return out

@@ -7,57 +7,33 @@ from typing import Any
 
 from sqlalchemy import ColumnElement
 
-from chatcrm.core.values import TEXT_MAX
 from chatcrm.db.schema import opportunity_activities
-from chatcrm.records import types as t
 from chatcrm.records.activities import aggregated_list
-from chatcrm.records.fields import (
-    CALLER,
-    FULL,
-    NOW,
-    OPTIONAL,
-    RECORD_ID,
-    REQUIRED,
-    Field,
-    FieldTable,
-)
+from chatcrm.records.defaults import CALLER, NOW, RECORD_ID
+from chatcrm.records.fields import FULL, OPTIONAL, REQUIRED, Field, FieldTable
+from chatcrm.records.scalar_types import CONTENT, ID, TIMESTAMP, Word
 from chatcrm.records.schemas import shape_schema
+from chatcrm.records.types import Schema, ValueType
 
 CATEGORIES = ("Calls", "Meeting", "Whatsapp", "Email")
+CATEGORY = Word(CATEGORIES, f"must be one of {', '.join(CATEGORIES)}")
 
-FIELDS = FieldTable(
-    "opportunityActivity",
-    [
-        Field(wire="id", type=t.Identifier(), column="id", default=RECORD_ID),
-        Field(
-            wire="categoryType",
-            type=t.Word(CATEGORIES, f"must be one of {', '.join(CATEGORIES)}"),
-            column="category",
-            create=REQUIRED,
-        ),
-        Field(
-            wire="content",
-            type=t.Text(TEXT_MAX, nonblank=True),
-            column="content",
-            create=REQUIRED,
-        ),
-        Field(
-            wire="date",
-            type=t.Timestamp(),
-            column="date",
-            create=OPTIONAL,
-            default=NOW,
-            description="When it happened (ISO 8601); default now.",
-        ),
-        Field(wire="createdBy", type=t.Identifier(), column="created_by", default=CALLER),
-    ],
-)
+# fmt: off
+FIELDS = FieldTable("opportunityActivity", [
+    Field("id", ID, "id", default=RECORD_ID),
+    Field("categoryType", CATEGORY, "category", REQUIRED),
+    Field("content", CONTENT, "content", REQUIRED),
+    Field("date", TIMESTAMP, "date", OPTIONAL, default=NOW,
+          description="When it happened (ISO 8601); default now."),
+    Field("createdBy", ID, "created_by", default=CALLER),
+])
+# fmt: on
 
 
-class Activities(t.ValueType):
+class Activities(ValueType):
     """The opportunity's activities, as the activity field table shows each."""
 
-    def output_schema(self) -> t.Schema:
+    def output_schema(self) -> Schema:
         return {"type": "array", "items": shape_schema(FIELDS, FULL)}
 
 

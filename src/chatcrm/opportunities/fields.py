@@ -3,172 +3,75 @@ once, in the record's key order."""
 
 from __future__ import annotations
 
-from chatcrm.core.values import TEXT_MAX
 from chatcrm.opportunities.activities import Activities, activity_list
 from chatcrm.opportunities.rules import (
     ACTIVE,
     CREATED_BY_API,
-    CREATION_TYPES,
     FINAL_AMOUNT_SET,
     FOLLOW_AMOUNT,
     NEXT_CODE,
     OPEN,
     STATUS_OPEN,
-    WIN_LOSS,
     WIN_LOSS_EFFECT,
 )
-from chatcrm.records import types as t
-from chatcrm.records.fields import (
-    CALLER,
-    NOW,
-    OPTIONAL,
-    RECORD_ID,
-    REQUIRED,
-    WORKSPACE,
-    Field,
-    FieldTable,
-    SameAs,
+from chatcrm.records.array_types import FILES
+from chatcrm.records.defaults import CALLER, NOW, RECORD_ID, WORKSPACE, SameAs
+from chatcrm.records.fields import NULL, OPTIONAL, REQUIRED, UPDATE, Field, FieldTable
+from chatcrm.records.scalar_types import (
+    AGENT,
+    ID,
+    LONG_TEXT,
+    MONEY,
+    NAME,
+    POSITION,
+    SEGMENTATION,
+    STAGE,
+    TIMESTAMP,
+    Choice,
+    ContactLink,
+    Text,
 )
 from chatcrm.records.stages import END_OF_COLUMN, FIRST_STAGE, STAGE_MOVE
 
-FIELDS = FieldTable(
-    "opportunity",
-    [
-        Field(wire="id", type=t.Identifier(), column="id", default=RECORD_ID),
-        Field(
-            wire="opportCode",
-            type=t.Text(32),
-            column="code",
-            default=NEXT_CODE,
-            description="OPP-<year>-<nnnn>, per workspace and year, without gaps.",
-        ),
-        Field(
-            wire="opportStatus",
-            type=t.Choice((1, 2), "1 open, 2 closed."),
-            column="opport_status",
-            default=STATUS_OPEN,
-        ),
-        Field(
-            wire="winLossStatus",
-            type=t.Choice(WIN_LOSS, "0 open, 1 won, 2 lost."),
-            column="win_loss_status",
-            update=True,
-            default=OPEN,
-            effect=WIN_LOSS_EFFECT,
-        ),
-        Field(wire="winLossDate", type=t.Timestamp(), column="win_loss_date", nullable=True),
-        Field(
-            wire="finalAmount",
-            type=t.MoneyAmount(),
-            column="final_amount",
-            create=OPTIONAL,
-            update=True,
-            default=SameAs("amount"),
-            effect=FINAL_AMOUNT_SET,
-            description="Follows amount until it is set.",
-        ),
-        Field(wire="creationDate", type=t.Timestamp(), column="created_at", default=NOW),
-        Field(
-            wire="creationTypeId",
-            type=t.Choice(CREATION_TYPES, "1 API, 2 import, 3 console."),
-            column="creation_type_id",
-            default=CREATED_BY_API,
-        ),
-        Field(wire="updatedDate", type=t.Timestamp(), column="updated_at", nullable=True),
-        Field(wire="deletionDate", type=t.Timestamp(), column="deleted_at", nullable=True),
-        Field(wire="userDeletion", type=t.Identifier(), column="deleted_by", nullable=True),
-        Field(
-            wire="statusId",
-            type=t.Choice((1, 2), "1 active, 2 deleted."),
-            column="status_id",
-            default=ACTIVE,
-        ),
-        Field(
-            wire="files", type=t.Files(), column="files", create=OPTIONAL, update=True, default=[]
-        ),
-        Field(
-            wire="orderInCards",
-            type=t.WholeNumber(),
-            column="order_in_cards",
-            update=True,
-            default=END_OF_COLUMN,
-            stamps=("orderInCardsLastUpdated",),
-            description="Position in its stage column, from 0.",
-        ),
-        Field(
-            wire="orderInCardsLastUpdated",
-            type=t.Timestamp(),
-            column="order_in_cards_updated_at",
-            default=NOW,
-        ),
-        Field(wire="activities", type=Activities(), shown=activity_list),
-        Field(
-            wire="segmentationId",
-            type=t.Reference("segmentation"),
-            column="segmentation_id",
-            nullable=True,
-            create=OPTIONAL,
-            update=True,
-        ),
-        Field(wire="workspaceId", type=t.Identifier(), column="workspace_id", default=WORKSPACE),
-        Field(
-            wire="name",
-            type=t.Text(nonblank=True),
-            column="name",
-            create=REQUIRED,
-            update=True,
-        ),
-        Field(
-            wire="description",
-            type=t.Text(TEXT_MAX),
-            column="description",
-            create=OPTIONAL,
-            update=True,
-            default="",
-        ),
-        Field(
-            wire="amount",
-            type=t.MoneyAmount(),
-            column="amount",
-            create=REQUIRED,
-            update=True,
-            effect=FOLLOW_AMOUNT,
-        ),
-        Field(wire="userCreation", type=t.Identifier(), column="created_by", default=CALLER),
-        Field(
-            wire="contactId",
-            type=t.ContactLink(),
-            column="contact_id",
-            nullable=True,
-            create=OPTIONAL,
-            update=True,
-            description='A live contact of the workspace; null or "" unlinks.',
-        ),
-        Field(
-            wire="expirationDate",
-            type=t.Timestamp(),
-            column="expiration_date",
-            nullable=True,
-            create=OPTIONAL,
-            update=True,
-        ),
-        Field(
-            wire="assignedAgentId",
-            type=t.Reference("agent"),
-            column="assigned_agent_id",
-            nullable=True,
-            create=OPTIONAL,
-            update=True,
-            aliases=("assignedComercialId",),
-        ),
-        Field(
-            wire="stageId",
-            type=t.Reference("stage"),
-            column="stage_id",
-            create=OPTIONAL,
-            update=True,
-            default=FIRST_STAGE,
-            effect=STAGE_MOVE,
-        ),
-    ],
-)
+# Ours (contract B.2).
+OPPORT_STATUS = Choice((1, 2), "1 open, 2 closed.")
+WIN_LOSS = Choice((0, 1, 2), "0 open, 1 won, 2 lost.")
+CREATION_TYPE = Choice((1, 2, 3), "1 API, 2 import, 3 console.")
+STATUS = Choice((1, 2), "1 active, 2 deleted.")
+
+# fmt: off
+FIELDS = FieldTable("opportunity", [
+    Field("id", ID, "id", default=RECORD_ID),
+    Field("opportCode", Text(32), "code", default=NEXT_CODE,
+          description="OPP-<year>-<nnnn>, per workspace and year, without gaps."),
+    Field("opportStatus", OPPORT_STATUS, "opport_status", default=STATUS_OPEN),
+    Field("winLossStatus", WIN_LOSS, "win_loss_status", UPDATE, default=OPEN,
+          effect=WIN_LOSS_EFFECT),
+    Field("winLossDate", TIMESTAMP, "win_loss_date", NULL),
+    Field("finalAmount", MONEY, "final_amount", OPTIONAL, UPDATE, default=SameAs("amount"),
+          effect=FINAL_AMOUNT_SET, description="Follows amount until it is set."),
+    Field("creationDate", TIMESTAMP, "created_at", default=NOW),
+    Field("creationTypeId", CREATION_TYPE, "creation_type_id", default=CREATED_BY_API),
+    Field("updatedDate", TIMESTAMP, "updated_at", NULL),
+    Field("deletionDate", TIMESTAMP, "deleted_at", NULL),
+    Field("userDeletion", ID, "deleted_by", NULL),
+    Field("statusId", STATUS, "status_id", default=ACTIVE),
+    Field("files", FILES, "files", OPTIONAL, UPDATE),
+    Field("orderInCards", POSITION, "order_in_cards", UPDATE, default=END_OF_COLUMN,
+          stamps="orderInCardsLastUpdated"),
+    Field("orderInCardsLastUpdated", TIMESTAMP, "order_in_cards_updated_at", default=NOW),
+    Field("activities", Activities(), None, shown=activity_list),
+    Field("segmentationId", SEGMENTATION, "segmentation_id", NULL, OPTIONAL, UPDATE),
+    Field("workspaceId", ID, "workspace_id", default=WORKSPACE),
+    Field("name", NAME, "name", REQUIRED, UPDATE),
+    Field("description", LONG_TEXT, "description", OPTIONAL, UPDATE),
+    Field("amount", MONEY, "amount", REQUIRED, UPDATE, effect=FOLLOW_AMOUNT),
+    Field("userCreation", ID, "created_by", default=CALLER),
+    Field("contactId", ContactLink(), "contact_id", NULL, OPTIONAL, UPDATE,
+          description='A live contact of the workspace; null or "" unlinks.'),
+    Field("expirationDate", TIMESTAMP, "expiration_date", NULL, OPTIONAL, UPDATE),
+    Field("assignedAgentId", AGENT, "assigned_agent_id", NULL, OPTIONAL, UPDATE,
+          aliases="assignedComercialId"),
+    Field("stageId", STAGE, "stage_id", OPTIONAL, UPDATE, default=FIRST_STAGE, effect=STAGE_MOVE),
+])
+# fmt: on

@@ -9,15 +9,14 @@ from sqlalchemy import ColumnElement, Integer, bindparam, case, text
 
 from chatcrm.db.database import Connection
 from chatcrm.db.types import Money
-from chatcrm.records.fields import Change, Creation, Default, Effect
+from chatcrm.records.changes import Change, Effect
+from chatcrm.records.defaults import Creation, Default
 
 # Ours (contract B.2): winLossStatus 0 open, 1 won, 2 lost; opportStatus 1 open, 2 closed;
 # statusId 1 active, 2 deleted; creationTypeId 1 API, 2 import, 3 console.
-WIN_LOSS = (0, 1, 2)
-OPEN, WON, LOST = WIN_LOSS
+OPEN, WON, LOST = 0, 1, 2
 STATUS_OPEN, STATUS_CLOSED = 1, 2
 ACTIVE, DELETED = 1, 2
-CREATION_TYPES = (1, 2, 3)
 CREATED_BY_API = 1
 
 

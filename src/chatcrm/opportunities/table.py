@@ -14,8 +14,6 @@ opportunities = record_table(
     # False while finalAmount follows amount; set once a client names finalAmount.
     Column("final_amount_set", Boolean, nullable=False),
     Index("uq_opportunities_code", "workspace_id", "code", unique=True),
-    Index("ix_opportunities_list", "workspace_id", "created_at", "id"),
-    Index("ix_opportunities_stage_order", "workspace_id", "stage_id", "order_in_cards"),
     Index(
         "ix_opportunities_contact",
         "workspace_id",
@@ -23,16 +21,5 @@ opportunities = record_table(
         sqlite_where=text("contact_id IS NOT NULL"),
         postgresql_where=text("contact_id IS NOT NULL"),
     ),
-    Index("ix_opportunities_stage_list", "workspace_id", "stage_id", "created_at", "id"),
-    Index(
-        "ix_opportunities_agent_list",
-        "workspace_id",
-        "assigned_agent_id",
-        "created_at",
-        "id",
-        sqlite_where=text("assigned_agent_id IS NOT NULL"),
-        postgresql_where=text("assigned_agent_id IS NOT NULL"),
-    ),
     Index("ix_opportunities_status_list", "workspace_id", "win_loss_status", "created_at", "id"),
-    Index("ix_opportunities_modified", "workspace_id", "modified_at"),
 )

@@ -17,7 +17,8 @@ from chatcrm.db.database import Connection
 from chatcrm.db.jsonagg import json_array_of_objects
 from chatcrm.db.keyset import list_with_token
 from chatcrm.records import bodies, statements
-from chatcrm.records.fields import Creation, FieldTable
+from chatcrm.records.defaults import Creation
+from chatcrm.records.fields import FieldTable
 from chatcrm.records.kind import RecordKind
 from chatcrm.records.references import live_record_exists
 from chatcrm.records.types import AggregatedJson

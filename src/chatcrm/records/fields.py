@@ -11,15 +11,16 @@ update bodies and the OpenAPI schemas. Adding a field is one line here and a mig
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import MISSING
+from enum import Enum
 from typing import Any
 
 from sqlalchemy import Column, ColumnElement, ForeignKeyConstraint
 
-from chatcrm.records.types import Reference, ValueType
+from chatcrm.records.changes import After, Effect
+from chatcrm.records.scalar_types import Reference
+from chatcrm.records.types import ValueType
 
-REQUIRED, OPTIONAL = "required", "optional"
 # The shapes a record is shown in: contacts have a read shape (gets, lists, searches) and an
 # update shape (updates, creates); other resources have one.
 READ, FULL = "read", "full"
@@ -34,120 +35,79 @@ REFERENCE_TABLES = {
 }
 
 
-@dataclass
-class Creation:
-    """A record being created: what its defaults may depend on."""
-
-    conn: Any  # chatcrm.db.database.Connection
-    workspace_id: str
-    record_id: str
-    key_id: str
-    now: datetime
-    values: dict[str, Any]  # wire name → value, filled in table order
-    kind: Any = None  # the record kind (records/kind.py)
-
-
-class Default:
-    """A default computed when the record is created (the clock, the caller, the database).
-    `order`: 0 first, 1 after those (they may read them), 2 last of all."""
-
-    order = 0
-
-    async def value(self, creation: Creation) -> Any:
-        raise NotImplementedError
-
-
-class _Now(Default):
-    async def value(self, creation: Creation) -> Any:
-        return creation.now
-
-
-class _Caller(Default):
-    async def value(self, creation: Creation) -> Any:
-        return creation.key_id
-
-
-class _RecordId(Default):
-    async def value(self, creation: Creation) -> Any:
-        return creation.record_id
-
-
-class _Workspace(Default):
-    async def value(self, creation: Creation) -> Any:
-        return creation.workspace_id
-
-
-NOW, CALLER, RECORD_ID, WORKSPACE = _Now(), _Caller(), _RecordId(), _Workspace()
-
-
-@dataclass(frozen=True)
-class SameAs(Default):
-    """The value another field took (finalAmount defaults to amount)."""
-
-    wire: str
-
-    async def value(self, creation: Creation) -> Any:
-        return creation.values[self.wire]
-
-
-@dataclass
-class Change:
-    """An update being turned into column values (records/writing.py)."""
-
-    conn: Any
-    kind: Any
-    workspace_id: str
-    record_id: str
-    clean: dict[str, Any]  # the named fields' validated values, by wire name
-    now: datetime
-    current: dict[str, Any] | None  # the stored columns, under row lock; None: one statement
-    columns: dict[str, Any] = field(default_factory=dict)
-    # Columns set by an SQL expression of the row (named builders, so statements can be
-    # cached by their shape), and the bound values those expressions use.
-    expressions: dict[str, Callable[[Any], ColumnElement[Any]]] = field(default_factory=dict)
-    params: dict[str, Any] = field(default_factory=dict)
-
-
-class Effect:
-    """What a change of a field sets beyond its own column. `direct`: it needs neither the
-    stored record nor the database, so an update of such fields is one statement."""
-
-    direct = False
-    sets: tuple[str, ...] = ()  # wire names it sets (documentation; the events' `changed`)
-
-    async def apply(self, change: Change) -> None:
-        raise NotImplementedError
-
-
-class After:
-    """Rows of other tables written with the record (a contact's tags): after its insert,
-    or after its update."""
-
-    async def write(self, change: Change | Creation, value: Any, *, created: bool) -> None:
-        raise NotImplementedError
-
-
 # A computed output: the SELECT expression of the field, given the record's table.
 Shown = Callable[[Any, str], ColumnElement[Any]]
 
 
-@dataclass(frozen=True, kw_only=True)
+class Flag(Enum):
+    """What a field allows, given in its table line after its column."""
+
+    NULL = "null is a value (in bodies, in the column, in answers)"
+    OPTIONAL = "may be given on create"
+    REQUIRED = "must be given on create"
+    UPDATE = "may be named in paramToUpdate"
+    READ_HIDDEN = "shown by creates and updates, not by gets, lists and searches"
+
+
+NULL, OPTIONAL, REQUIRED, UPDATE, READ_HIDDEN = Flag
+
+
 class Field:
-    wire: str
-    type: ValueType
-    column: str | None = None  # None: shown from `shown`, or stored elsewhere (`after`)
-    nullable: bool = False  # null is a value (in bodies, in the column, in answers)
-    create: str | None = None  # REQUIRED, OPTIONAL or None (set by the service)
-    update: bool = False  # may be named in `paramToUpdate`
-    shapes: frozenset[str] = BOTH  # the shapes that show it (empty: never shown)
-    aliases: tuple[str, ...] = ()  # other body names accepted for it on create
-    default: Any = None  # on create, when not given: a value or a `Default`
-    stamps: tuple[str, ...] = ()  # timestamp fields set to now when this one changes
-    effect: Effect | None = None
-    after: After | None = None
-    shown: Shown | None = None
-    filter: bool = False  # lists filter on it by equality (`?<wire>=`)
-    description: str = ""
+    """One field of a resource, in one line of its table: wire name, type, column (None:
+    computed, `shown`, or kept in another table, `after`), then its flags; on create, a
+    value not given is `default` (else the type's empty value, or null)."""
+
+    __slots__ = (
+        "after",
+        "aliases",
+        "column",
+        "create",
+        "default",
+        "description",
+        "effect",
+        "nullable",
+        "shapes",
+        "shown",
+        "stamps",
+        "type",
+        "update",
+        "wire",
+    )
+
+    def __init__(
+        self,
+        wire: str,
+        type: ValueType,
+        column: str | None = None,
+        *flags: Flag,
+        default: Any = MISSING,
+        stamps: str | tuple[str, ...] = (),
+        effect: Effect | None = None,
+        after: After | None = None,
+        shown: Shown | None = None,
+        aliases: str | tuple[str, ...] = (),
+        shapes: frozenset[str] | None = None,
+        description: str = "",
+    ) -> None:
+        self.wire = wire
+        self.type = type
+        self.column = column
+        self.nullable = NULL in flags
+        self.create = REQUIRED if REQUIRED in flags else OPTIONAL if OPTIONAL in flags else None
+        self.update = UPDATE in flags
+        if shapes is None:
+            shapes = frozenset({FULL}) if READ_HIDDEN in flags else BOTH
+        self.shapes = shapes
+        self.aliases = (aliases,) if isinstance(aliases, str) else aliases
+        if default is MISSING:
+            default = None if self.nullable else type.empty
+        self.default = default
+        # Timestamp fields set to now when this one changes.
+        self.stamps = (stamps,) if isinstance(stamps, str) else stamps
+        self.effect = effect
+        self.after = after
+        self.shown = shown
+        self.description = description
 
     @property
     def references(self) -> str | None:
@@ -206,9 +166,6 @@ class FieldTable:
 
     def shape(self, name: str) -> tuple[Field, ...]:
         return tuple(f for f in self.fields if name in f.shapes)
-
-    def filters(self) -> tuple[Field, ...]:
-        return tuple(f for f in self.fields if f.filter)
 
     def select_list(self, table: Any, shape: str, dialect: str) -> list[ColumnElement[Any]]:
         """The SELECT expressions of a shape, labelled with the wire names, in key order:

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Column, ForeignKeyConstraint, Integer, PrimaryKeyConstraint, Table
+from sqlalchemy import (
+    Column,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    PrimaryKeyConstraint,
+    Table,
+    text,
+)
 
 from chatcrm.core.errors import ServiceError
 from chatcrm.db.schema import ID, metadata
@@ -70,10 +78,32 @@ class RecordKind:
     read_shape: str = "read"
 
 
+def _list_indexes(name: str) -> list[Index]:
+    """What every record list needs: its order (newest first, the keyset its continuation
+    tokens walk), the stage columns of the boards, the shared filters (stage, agent,
+    updatedSince), each ending in the list order."""
+    return [
+        Index(f"ix_{name}_list", "workspace_id", "created_at", "id"),
+        Index(f"ix_{name}_stage_order", "workspace_id", "stage_id", "order_in_cards"),
+        Index(f"ix_{name}_stage_list", "workspace_id", "stage_id", "created_at", "id"),
+        # Partial (migration 0004): SQLite's statistics would count the NULLs as one value.
+        Index(
+            f"ix_{name}_agent_list",
+            "workspace_id",
+            "assigned_agent_id",
+            "created_at",
+            "id",
+            sqlite_where=text("assigned_agent_id IS NOT NULL"),
+            postgresql_where=text("assigned_agent_id IS NOT NULL"),
+        ),
+        Index(f"ix_{name}_modified", "workspace_id", "modified_at"),
+    ]
+
+
 def record_table(name: str, fields: FieldTable, *extra: Any) -> Table:
     """The database table of a record kind: workspace first in the key, the fields'
-    columns (with a foreign key per reference), the hidden columns every record has, and
-    `extra` (the kind's own hidden columns and its indexes)."""
+    columns (with a foreign key per reference), the hidden columns and indexes every
+    record has, and `extra` (the kind's own hidden columns and indexes)."""
     return Table(
         name,
         metadata,
@@ -83,6 +113,7 @@ def record_table(name: str, fields: FieldTable, *extra: Any) -> Table:
         # Time of the last change of any kind; serves `updatedSince`.
         Column("modified_at", UTCDateTime, nullable=False),
         *extra,
+        *_list_indexes(name),
         PrimaryKeyConstraint("workspace_id", "id"),
         ForeignKeyConstraint(["workspace_id"], ["workspaces.id"]),
         *fields.foreign_keys(),

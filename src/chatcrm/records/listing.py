@@ -21,8 +21,9 @@ from chatcrm.db.keyset import list_with_token
 from chatcrm.db.textsearch import contains, contains_ci, like_pattern, pattern_for
 from chatcrm.records import statements
 from chatcrm.records.kind import RecordKind
+from chatcrm.records.scalar_types import Timestamp
 from chatcrm.records.statements import View
-from chatcrm.records.types import Schema, Timestamp
+from chatcrm.records.types import Schema
 
 
 class Filter:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatcrm.records.bodies import PARAM
-from chatcrm.records.fields import Field, FieldTable
+from chatcrm.records.fields import REQUIRED, Field, FieldTable
 from chatcrm.records.types import Schema, nullable_schema
 
 
@@ -49,7 +49,7 @@ def create_body_schema(fields: FieldTable, *, workspace_key: bool = True) -> Sch
         properties["workspaceId"] = WORKSPACE_ID
     for key, f in fields.create_keys.items():
         schema = f.type.input_schema(nullable=f.nullable)
-        if f.create != "required" or f.nullable:
+        if f.create is not REQUIRED or f.nullable:
             schema = nullable_schema(schema)
         if key != f.wire:
             schema = {**schema, "description": f"Another name of {f.wire}."}

@@ -15,7 +15,8 @@ from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.db.database import Connection
 from chatcrm.db.schema import stages
 from chatcrm.records import statements
-from chatcrm.records.fields import Change, Creation, Default, Effect
+from chatcrm.records.changes import Change, Effect
+from chatcrm.records.defaults import Creation, Default
 
 _FIRST_STAGE = (
     select(stages.c.id)

@@ -17,8 +17,10 @@ from chatcrm.db.database import Connection
 from chatcrm.db.errors import UniqueViolation
 from chatcrm.records import bodies, statements
 from chatcrm.records.bodies import Given
+from chatcrm.records.changes import Change
 from chatcrm.records.conditional import check_if_match, explain_unmatched, simple_if_match
-from chatcrm.records.fields import Change, Creation, Default, FieldTable
+from chatcrm.records.defaults import Creation, Default
+from chatcrm.records.fields import FieldTable
 from chatcrm.records.kind import RecordKind, Write
 from chatcrm.records.references import References
 from chatcrm.records.statements import View

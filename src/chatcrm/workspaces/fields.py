@@ -7,31 +7,23 @@ from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import ColumnElement, and_, type_coerce
+from sqlalchemy import ColumnElement, and_, bindparam, func, select, type_coerce
 
 from chatcrm.core import values as v
 from chatcrm.core.errors import FieldError
 from chatcrm.db.jsonagg import json_array_of_objects
 from chatcrm.db.schema import agents, segmentations, stages, tags
-from chatcrm.records import types as t
-from chatcrm.records.fields import (
-    FULL,
-    NOW,
-    OPTIONAL,
-    RECORD_ID,
-    REQUIRED,
-    Creation,
-    Default,
-    Field,
-    FieldTable,
-)
+from chatcrm.records.defaults import NOW, RECORD_ID, Creation, Default
+from chatcrm.records.fields import FULL, NULL, OPTIONAL, REQUIRED, Field, FieldTable
+from chatcrm.records.scalar_types import EMAIL, ID, NAME, POSITION, TEXT, TIMESTAMP, Word
 from chatcrm.records.schemas import shape_schema
+from chatcrm.records.types import AggregatedJson, Schema, ValueType
 
-STAGE_KINDS = ("contact", "opportunity")
+STAGE_KIND = Word(("contact", "opportunity"), 'must be "contact" or "opportunity"')
 HIDDEN = frozenset[str]()
 
 
-class Timezone(t.ValueType):
+class Timezone(ValueType):
     """An IANA time zone name."""
 
     description = "An IANA time zone name, e.g. America/Lima."
@@ -44,8 +36,13 @@ class Timezone(t.ValueType):
             raise FieldError(field, "must be an IANA time zone, e.g. America/Lima") from exc
         return name
 
-    def input_schema(self, *, nullable: bool = False) -> t.Schema:
+    def input_schema(self, *, nullable: bool = False) -> Schema:
         return {"type": "string", "minLength": 1, "maxLength": 64}
+
+
+_NEXT_STAGE_POSITION = select(func.coalesce(func.max(stages.c.position), 0) + 1).where(
+    stages.c.workspace_id == bindparam("_ws"), stages.c.kind == bindparam("_kind")
+)
 
 
 class _NextPosition(Default):
@@ -54,61 +51,41 @@ class _NextPosition(Default):
     order = 1
 
     async def value(self, creation: Creation) -> Any:
-        from chatcrm.workspaces import repository
-
-        return await repository.next_stage_position(
-            creation.conn, creation.workspace_id, creation.values["kind"]
-        )
+        params = {"_ws": creation.workspace_id, "_kind": creation.values["kind"]}
+        return int(await creation.conn.fetchval(_NEXT_STAGE_POSITION, params))
 
 
-def _name() -> Field:
-    return Field(wire="name", type=t.Text(nonblank=True), column="name", create=REQUIRED)
+# fmt: off
+STAGE = FieldTable("stage", [
+    Field("id", ID, "id", default=RECORD_ID),
+    Field("kind", STAGE_KIND, "kind", REQUIRED, shapes=HIDDEN),
+    Field("name", NAME, "name", REQUIRED),
+    Field("order", POSITION, "position", default=_NextPosition()),
+])
+TAG = FieldTable("tag", [
+    Field("id", ID, "id", default=RECORD_ID),
+    Field("name", NAME, "name", REQUIRED),
+    Field("color", TEXT, "color", NULL, OPTIONAL),
+])
+SEGMENTATION = FieldTable("segmentation", [
+    Field("id", ID, "id", default=RECORD_ID),
+    Field("name", NAME, "name", REQUIRED),
+])
+AGENT = FieldTable("agent", [
+    Field("id", ID, "id", default=RECORD_ID),
+    Field("name", NAME, "name", REQUIRED),
+    Field("email", EMAIL, "email", REQUIRED),
+])
+# fmt: on
 
 
-def _id() -> Field:
-    return Field(wire="id", type=t.Identifier(), column="id", default=RECORD_ID)
-
-
-STAGE = FieldTable(
-    "stage",
-    [
-        _id(),
-        Field(
-            wire="kind",
-            type=t.Word(STAGE_KINDS, 'must be "contact" or "opportunity"'),
-            column="kind",
-            create=REQUIRED,
-            shapes=HIDDEN,
-        ),
-        _name(),
-        Field(wire="order", type=t.WholeNumber(), column="position", default=_NextPosition()),
-    ],
-)
-
-TAG = FieldTable(
-    "tag",
-    [
-        _id(),
-        _name(),
-        Field(wire="color", type=t.Text(), column="color", nullable=True, create=OPTIONAL),
-    ],
-)
-
-SEGMENTATION = FieldTable("segmentation", [_id(), _name()])
-
-AGENT = FieldTable(
-    "agent",
-    [_id(), _name(), Field(wire="email", type=t.Email(), column="email", create=REQUIRED)],
-)
-
-
-class ItemList(t.ValueType):
+class ItemList(ValueType):
     """A workspace's set-up items of one kind, each in its field table's shape."""
 
     def __init__(self, items: FieldTable) -> None:
         self.items = items
 
-    def output_schema(self) -> t.Schema:
+    def output_schema(self) -> Schema:
         return {"type": "array", "items": shape_schema(self.items, FULL)}
 
 
@@ -131,27 +108,26 @@ def _item_list(
             parent=workspace,
             order_by=[c[name] for name in order_by],
         )
-        return type_coerce(aggregate, t.AggregatedJson())
+        return type_coerce(aggregate, AggregatedJson())
 
     return shown
 
 
 def _items(wire: str, items: FieldTable, table: Any, *order: str, **equal: str) -> Field:
-    return Field(wire=wire, type=ItemList(items), shown=_item_list(items, table, order, **equal))
+    return Field(wire, ItemList(items), None, shown=_item_list(items, table, order, **equal))
 
 
-WORKSPACE = FieldTable(
-    "workspace",
-    [
-        _id(),
-        _name(),
-        Field(wire="timezone", type=Timezone(), column="timezone", create=OPTIONAL, default="UTC"),
-        _items("contactStages", STAGE, stages, "position", "id", kind="contact"),
-        _items("opportunityStages", STAGE, stages, "position", "id", kind="opportunity"),
-        _items("segmentations", SEGMENTATION, segmentations, "created_at", "id"),
-        _items("tags", TAG, tags, "created_at", "id"),
-        _items("agents", AGENT, agents, "created_at", "id"),
-        Field(wire="createdAt", type=t.Timestamp(), column="created_at", default=NOW),
-        Field(wire="updatedAt", type=t.Timestamp(), column="updated_at", default=NOW),
-    ],
-)
+# fmt: off
+WORKSPACE = FieldTable("workspace", [
+    Field("id", ID, "id", default=RECORD_ID),
+    Field("name", NAME, "name", REQUIRED),
+    Field("timezone", Timezone(), "timezone", OPTIONAL, default="UTC"),
+    _items("contactStages", STAGE, stages, "position", "id", kind="contact"),
+    _items("opportunityStages", STAGE, stages, "position", "id", kind="opportunity"),
+    _items("segmentations", SEGMENTATION, segmentations, "created_at", "id"),
+    _items("tags", TAG, tags, "created_at", "id"),
+    _items("agents", AGENT, agents, "created_at", "id"),
+    Field("createdAt", TIMESTAMP, "created_at", default=NOW),
+    Field("updatedAt", TIMESTAMP, "updated_at", default=NOW),
+])
+# fmt: on

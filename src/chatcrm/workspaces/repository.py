@@ -6,19 +6,16 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, Table, bindparam, func, insert, select, update
+from sqlalchemy import Select, Table, bindparam, insert, select, update
 from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.db.database import Connection, Row
-from chatcrm.db.schema import stages, workspaces
+from chatcrm.db.schema import workspaces
 from chatcrm.records.fields import FULL
 from chatcrm.workspaces.fields import WORKSPACE
 
 _WS: BindParameter[str] = bindparam("_ws")
 _TOUCH = update(workspaces).where(workspaces.c.id == _WS).values(updated_at=bindparam("_now"))
-_NEXT_STAGE_POSITION = select(func.coalesce(func.max(stages.c.position), 0) + 1).where(
-    stages.c.workspace_id == _WS, stages.c.kind == bindparam("_kind")
-)
 # Listings for operators (`chatcrm workspace list`), oldest first.
 _LISTING = select(
     workspaces.c.id, workspaces.c.account_id, workspaces.c.name, workspaces.c.created_at
@@ -55,7 +52,3 @@ async def list_workspaces(conn: Connection, account_id: str | None = None) -> li
     if account_id is None:
         return await conn.fetch(_LISTING)
     return await conn.fetch(_ACCOUNT_LISTING, {"_account": account_id})
-
-
-async def next_stage_position(conn: Connection, workspace_id: str, kind: str) -> int:
-    return int(await conn.fetchval(_NEXT_STAGE_POSITION, {"_ws": workspace_id, "_kind": kind}))

@@ -12,7 +12,8 @@ from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection
 from chatcrm.db.schema import stages, workspaces
 from chatcrm.records import bodies
-from chatcrm.records.fields import FULL, Creation, FieldTable
+from chatcrm.records.defaults import Creation
+from chatcrm.records.fields import FULL, FieldTable
 from chatcrm.records.writing import fill
 from chatcrm.workspaces import repository as repo
 from chatcrm.workspaces.fields import WORKSPACE

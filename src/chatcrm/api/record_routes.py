@@ -1,0 +1,214 @@
+"""The operations every record kind has (list, get by id, update, create, add an activity),
+written once; a feature declares what is its own (paths, names, messages, answer keys).
+
+Each endpoint reads its request in the contract's order (docs/api.md 1.9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.responses import Response
+
+from chatcrm.api.call import Call
+from chatcrm.api.envelope import ok
+from chatcrm.api.openapi import page_of
+from chatcrm.api.parameters import (
+    IDEMPOTENCY_KEY,
+    IF_MATCH,
+    PAGE,
+    WORKSPACE_HEADER,
+    WORKSPACE_QUERY,
+    filter_params,
+    query_names,
+)
+from chatcrm.api.routing import Param, Routes
+from chatcrm.core import messages as m
+from chatcrm.records import activities as activity_log
+from chatcrm.records import listing, writing
+from chatcrm.records.activities import ActivityKind
+from chatcrm.records.conditional import etag
+from chatcrm.records.kind import RecordKind
+from chatcrm.records.listing import Filter
+from chatcrm.records.schemas import create_body_schema, update_body_schema
+from chatcrm.records.types import Schema
+
+
+@dataclass(frozen=True)
+class RecordApi:
+    """What the shared operations of one record kind are called and answer."""
+
+    kind: RecordKind
+    path: str  # `/api/contact`: lists, updates and creates; `/{id_param}` below it: gets
+    id_param: str  # the path parameter, and the id key of a get's answer
+    filters: tuple[Filter, ...]
+    read_schema: Schema  # the record in its read shape (gets, lists)
+    written_schema: Schema  # the record as updates and creates answer it
+    operation_ids: tuple[str, str, str, str]  # list, get, update, create
+    summaries: tuple[str, str, str, str]
+    updated: tuple[str, str]  # the update's message, and its answer's record key
+    created: tuple[str, str]  # the create's message, and its answer's record key
+    update_errors: tuple[int, ...]  # beyond 404, 412 and 422
+    update_workspace_query_required: bool = False
+    update_description: str = ""
+
+
+def _with_id(id_key: str, key: str, schema: Schema) -> Schema:
+    return {
+        "type": "object",
+        "properties": {id_key: {"type": "string"}, key: schema},
+        "required": [id_key, key],
+        "additionalProperties": False,
+    }
+
+
+def add_record_operations(routes: Routes, api: RecordApi) -> None:
+    kind, list_params = (
+        api.kind,
+        (WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE, *filter_params(api.filters)),
+    )
+
+    async def list_records(call: Call) -> Response:
+        call.reject_unknown_query(query_names(list_params))
+        workspace_id = await call.workspace()
+        query = call.request.query_params
+        filtering, size = listing.read_filters(api.filters, query, call.conn.dialect)
+        views, token = await listing.list_page(
+            call.conn,
+            kind,
+            await call.codec(),
+            filters=api.filters,
+            workspace_id=workspace_id,
+            filtering=filtering,
+            token=call.query("continuationToken") or None,
+            size=size,
+        )
+        records = [v.record for v in views]
+        page = {"workspaceId": workspace_id, "continuationToken": token, "data": records}
+        return ok(m.LIST_PAGE_OBTAINED, page)
+
+    async def get_record(call: Call, **path: str) -> Response:
+        record_id = path[api.id_param]
+        workspace_id = await call.workspace()
+        view = await writing.get(call.conn, kind, workspace_id, record_id, shape=kind.read_shape)
+        data = {api.id_param: record_id, "data": [view.record]}
+        return ok(m.LIST_OBTAINED, data, headers={"ETag": etag(view.version)})
+
+    async def update_record(call: Call) -> Response:
+        workspace_id = await call.workspace(
+            header_required=True, query_required=api.update_workspace_query_required
+        )
+        record_id = call.required_query("id")
+        body = await call.read_update_body(workspace_id)
+        view = await writing.update(
+            call.conn,
+            kind,
+            workspace_id=workspace_id,
+            record_id=record_id,
+            body=body,
+            if_match=call.header("if-match"),
+        )
+        message, key = api.updated
+        return ok(
+            message, {"id": record_id, key: view.record}, headers={"ETag": etag(view.version)}
+        )
+
+    async def create_record(call: Call) -> Response:
+        body = await call.read_body()
+        workspace_id = await call.workspace(query=False, body=body)
+        view = await writing.create(
+            call.conn, kind, workspace_id=workspace_id, key_id=call.key_id, body=body
+        )
+        message, key = api.created
+        return ok(message, {"id": view.id, key: view.record}, headers={"ETag": etag(view.version)})
+
+    list_id, get_id, update_id, create_id = api.operation_ids
+    list_summary, get_summary, update_summary, create_summary = api.summaries
+    routes.add(
+        list_records,
+        method="GET",
+        path=api.path,
+        operation_id=list_id,
+        summary=list_summary,
+        message=m.LIST_PAGE_OBTAINED,
+        answer=page_of("workspaceId", api.read_schema),
+        params=list_params,
+        errors=(422,),
+    )
+    routes.add(
+        get_record,
+        method="GET",
+        path=f"{api.path}/{{{api.id_param}}}",
+        operation_id=get_id,
+        summary=get_summary,
+        message=m.LIST_OBTAINED,
+        answer=_with_id(api.id_param, "data", {"type": "array", "items": api.read_schema}),
+        params=(WORKSPACE_HEADER, WORKSPACE_QUERY),
+        errors=(404,),
+        etag=True,
+    )
+    required = api.update_workspace_query_required
+    routes.add(
+        update_record,
+        method="PUT",
+        path=api.path,
+        operation_id=update_id,
+        summary=update_summary,
+        description=api.update_description,
+        message=api.updated[0],
+        answer=_with_id("id", api.updated[1], api.written_schema),
+        params=(
+            WORKSPACE_HEADER.but(required=True),
+            IF_MATCH,
+            Param("id", "query", f"The {kind.name} id.", required=True),
+            WORKSPACE_QUERY.but(required=required) if required else WORKSPACE_QUERY,
+        ),
+        body=update_body_schema(kind.fields),
+        errors=(404, 412, 422, *api.update_errors),
+        etag=True,
+    )
+    routes.add(
+        create_record,
+        method="POST",
+        path=api.path,
+        operation_id=create_id,
+        summary=create_summary,
+        message=api.created[0],
+        answer=_with_id("id", api.created[1], api.written_schema),
+        params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
+        body=create_body_schema(kind.fields),
+        errors=(422,),
+        etag=True,
+    )
+
+
+def add_activity_operation(
+    routes: Routes, activities: ActivityKind, *, path: str, id_param: str, operation_id: str
+) -> None:
+    """`POST <path>`: record an activity of the record `{id_param}` names."""
+
+    async def add_activity(call: Call, **path_params: str) -> Response:
+        body = await call.read_body()
+        workspace_id = await call.workspace(query=False, body=body)
+        await activity_log.add(
+            call.conn,
+            activities,
+            workspace_id=workspace_id,
+            record_id=path_params[id_param],
+            key_id=call.key_id,
+            body=body,
+        )
+        return ok(m.ACTIVITY_RECORDED, None)
+
+    routes.add(
+        add_activity,
+        method="POST",
+        path=path,
+        operation_id=operation_id,
+        summary=f"Record an activity of the {activities.owner.name}",
+        message=m.ACTIVITY_RECORDED,
+        answer=None,
+        params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
+        body=create_body_schema(activities.fields),
+        errors=(404, 422),
+    )
