@@ -7,6 +7,7 @@ pin the statements a generator of clients relies on most.)
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
@@ -163,7 +164,7 @@ def test_hostile_strings_in_every_parameter_get_the_envelope(
                 values = {n: real.get(n, "x") for n in path_names}
                 query = {"workspaceId": api.ws} if "workspaceId" in query_names else {}
                 if where == "path":
-                    values[name] = hostile
+                    values[name] = quote(hostile, safe="")
                 else:
                     query[name] = hostile
                 url = path.format(**values)
