@@ -16,13 +16,16 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from chatcrm.config import Settings
-from chatcrm.contacts import service as contacts
+from chatcrm.contacts.kind import CONTACT
 from chatcrm.db.database import Database
 from chatcrm.db.engine import standalone_engine
 from chatcrm.db.migrate import upgrade
-from chatcrm.opportunities import service as opportunities
+from chatcrm.db.schema import tags
+from chatcrm.opportunities.kind import OPPORTUNITY
 from chatcrm.provisioning import init_account
+from chatcrm.records import writing
 from chatcrm.workspaces import service as workspaces
+from chatcrm.workspaces.fields import TAG
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -74,7 +77,11 @@ async def seed(url: str, *, contacts_count: int, opportunities_count: int) -> Se
             account = await init_account(conn, workspace_name="Benchmark")
             ws = account.workspace_id
             tag_ids = [
-                (await workspaces.add_tag(conn, ws, {"name": f"tag{i}", "color": "#0a0"}))["id"]
+                (
+                    await workspaces.add_item(
+                        conn, TAG, tags, ws, {"name": f"tag{i}", "color": "#0a0"}
+                    )
+                )["id"]
                 for i in range(5)
             ]
         out = Seeded(database_url=url, api_key=account.api_key, workspace_id=ws)
@@ -90,8 +97,10 @@ async def seed(url: str, *, contacts_count: int, opportunities_count: int) -> Se
                 "variables": [{"name": "source", "value": "bench"}],
             }
             async with db.session() as conn:
-                row = await contacts.create(conn, workspace_id=ws, body=body)
-            out.contact_ids.append(row["id"])
+                view = await writing.create(
+                    conn, CONTACT, workspace_id=ws, key_id=account.key_id, body=body
+                )
+            out.contact_ids.append(view.id)
             out.phones.append(phone)
 
         async def opportunity(i: int) -> None:
@@ -101,10 +110,10 @@ async def seed(url: str, *, contacts_count: int, opportunities_count: int) -> Se
                 "contactId": rng.choice(out.contact_ids),
             }
             async with db.session() as conn:
-                row = await opportunities.create(
-                    conn, workspace_id=ws, key_id=account.key_id, body=body
+                view = await writing.create(
+                    conn, OPPORTUNITY, workspace_id=ws, key_id=account.key_id, body=body
                 )
-            out.opportunity_ids.append(row["id"])
+            out.opportunity_ids.append(view.id)
 
         await _in_batches(contact, contacts_count)
         await _in_batches(opportunity, opportunities_count)

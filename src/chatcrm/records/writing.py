@@ -139,8 +139,20 @@ async def update(
         raise
 
 
-def _columns(kind: RecordKind, change: Change) -> None:
-    """The named fields' own columns, their stamps, and the kind's touched columns."""
+async def _change(
+    conn: Connection, kind: RecordKind, write: Write, *, current: dict[str, Any] | None
+) -> Change:
+    """The columns an update writes: the named fields' own, their stamps, the kind's
+    touched columns, then what each field's effect sets."""
+    change = Change(
+        conn=conn,
+        kind=kind,
+        workspace_id=write.workspace_id,
+        record_id=write.record_id,
+        clean=write.given.clean,
+        now=write.now,
+        current=current,
+    )
     fields = kind.fields
     for wire, value in change.clean.items():
         f = fields[wire]
@@ -152,6 +164,11 @@ def _columns(kind: RecordKind, change: Change) -> None:
     change.columns["modified_at"] = change.now
     for column in kind.touch:
         change.columns[column] = change.now
+    for wire in change.clean:
+        effect = fields[wire].effect
+        if effect is not None:
+            await effect.apply(change)
+    return change
 
 
 async def _update_directly(
@@ -160,12 +177,7 @@ async def _update_directly(
     """Fields whose columns follow from the request alone (most bot updates: a name, a
     flag, the last message, an amount): one UPDATE … RETURNING, atomic on its own, one
     round trip. A row not matched is explained by a read (404 or 412)."""
-    change = _change(conn, kind, write, current=None)
-    _columns(kind, change)
-    for wire in change.clean:
-        effect = kind.fields[wire].effect
-        if effect is not None:
-            await effect.apply(change)
+    change = await _change(conn, kind, write, current=None)
     view = await statements.update_record(
         conn,
         kind,
@@ -197,12 +209,7 @@ async def _update_under_lock(
     check_if_match(if_match, current["version"])
     await check_references(conn, kind, write.workspace_id, write.given)
     await kind.before_write(conn, write)
-    change = _change(conn, kind, write, current=current)
-    _columns(kind, change)
-    for wire in change.clean:
-        effect = kind.fields[wire].effect
-        if effect is not None:
-            await effect.apply(change)
+    change = await _change(conn, kind, write, current=current)
     await statements.update_record(
         conn,
         kind,
@@ -217,20 +224,6 @@ async def _update_under_lock(
         if after is not None:
             await after.write(change, value, created=False)
     return await get(conn, kind, write.workspace_id, record_id, shape=kind.written_shape)
-
-
-def _change(
-    conn: Connection, kind: RecordKind, write: Write, *, current: dict[str, Any] | None
-) -> Change:
-    return Change(
-        conn=conn,
-        kind=kind,
-        workspace_id=write.workspace_id,
-        record_id=write.record_id,
-        clean=write.given.clean,
-        now=write.now,
-        current=current,
-    )
 
 
 # --- delete ------------------------------------------------------------------------------
