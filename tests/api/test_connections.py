@@ -8,7 +8,7 @@ once (`peak_in_use`); requests are sent one at a time, so the peak of each is it
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -16,9 +16,8 @@ import pytest
 
 from chatcrm.app import create_app
 from chatcrm.config import Settings
-from chatcrm.provisioning import NewAccount
 from tests.client import Api, unique_email, unique_phone
-from tests.conftest import new_account
+from tests.conftest import create_pg_database, drop_pg_database, migrate, new_account
 
 
 def _requests(api: Api, other: Api) -> list[tuple[str, Callable[[], httpx.Response]]]:
@@ -97,14 +96,23 @@ def test_no_request_holds_two_connections(api: Api, database_url: str) -> None:
         assert db.in_use == 0, f"{label}: a connection was not given back"
 
 
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A database of its own on the test PostgreSQL (pool sizes apply to PostgreSQL)."""
+    url = create_pg_database()
+    try:
+        migrate(url)
+        yield url
+    finally:
+        drop_pg_database(url)
+
+
 @pytest.mark.postgres_only
-def test_a_pool_of_one_serves_concurrent_requests(
-    backend: str, database_url: str, account: NewAccount
-) -> None:
+def test_a_pool_of_one_serves_concurrent_requests(postgres_url: str) -> None:
     """With one pooled connection, requests that needed two (an idempotent POST reading
     while its transaction is open) would wait for themselves and time out as 503."""
-    if backend != "postgresql":
-        pytest.skip("the pool size applies to PostgreSQL")
+    database_url = postgres_url
+    account = new_account(database_url)
     settings = Settings(
         database_url=database_url,
         rate_limit=0,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -27,18 +26,12 @@ import pytest
 
 from tests.conftest import create_pg_database, drop_pg_database
 from tests.reliability.conftest import CLI
+from tests.servers import free_port
 
 pytestmark = pytest.mark.slow
 
 THREADS = 6
 CODE = re.compile(r"^OPP-(\d{4})-(\d{4,})$")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
