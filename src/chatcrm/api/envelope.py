@@ -1,7 +1,8 @@
 """The response envelope `{success, code, errorCode, message, data}`, rendered with orjson.
 
-Records are plain dicts built in contract key order by the serializers; orjson keeps that
-order, and money arrives here as `orjson.Fragment` so it is written exactly.
+Records arrive as the database returned them, keys in contract order (records/fields.py);
+orjson keeps that order, and money and stored JSON arrive as `orjson.Fragment`, so they are
+written exactly.
 """
 
 from collections.abc import Mapping

@@ -2,7 +2,7 @@
 
 The key is verified here once (cached), so the rate limit applies to real keys only and a
 stranger cannot drain someone else's bucket; the result is left in the request state for
-the `Caller` dependency, which answers 401 only on routes that need a key.
+the routes (api/call.py), which answer 401 only where a key is needed.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-from chatcrm.api.call import Call, make_call
+from chatcrm.api.call import make_call
 from chatcrm.api.errors import data_problem_response, render
 from chatcrm.core.errors import ServiceError
 from chatcrm.db.errors import DataProblem
@@ -151,6 +151,3 @@ class Dispatch:
             else:
                 return route, dict(zip(route.param_names, values, strict=True))
         return None
-
-
-__all__ = ["ApiRoute", "Call", "Dispatch", "Operation", "Param", "Routes", "api_routes"]

@@ -23,7 +23,7 @@ from sqlalchemy import (
 )
 
 from chatcrm.core.errors import ServiceError
-from chatcrm.db.schema import ID, metadata
+from chatcrm.db.schema import metadata
 from chatcrm.db.types import UTCDateTime
 from chatcrm.records.bodies import Given
 from chatcrm.records.fields import FieldTable
@@ -118,6 +118,3 @@ def record_table(name: str, fields: FieldTable, *extra: Any) -> Table:
         ForeignKeyConstraint(["workspace_id"], ["workspaces.id"]),
         *fields.foreign_keys(),
     )
-
-
-__all__ = ["ID", "RecordKind", "Write", "record_table"]
