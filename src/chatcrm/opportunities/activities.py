@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement
+from sqlalchemy import ColumnElement, and_
 
 from chatcrm.db.schema import opportunity_activities
-from chatcrm.records.activities import aggregated_list
 from chatcrm.records.defaults import CALLER, NOW, RECORD_ID
-from chatcrm.records.fields import FULL, OPTIONAL, REQUIRED, Field, FieldTable
+from chatcrm.records.fields import OPTIONAL, REQUIRED, Field, FieldTable
 from chatcrm.records.scalar_types import CONTENT, ID, TIMESTAMP, Word
-from chatcrm.records.schemas import shape_schema
-from chatcrm.records.types import Schema, ValueType
 
 CATEGORIES = ("Calls", "Meeting", "Whatsapp", "Email")
 CATEGORY = Word(CATEGORIES, f"must be one of {', '.join(CATEGORIES)}")
@@ -30,21 +27,13 @@ FIELDS = FieldTable("opportunityActivity", [
 # fmt: on
 
 
-class Activities(ValueType):
-    """The opportunity's activities, as the activity field table shows each."""
-
-    def output_schema(self) -> Schema:
-        return {"type": "array", "items": shape_schema(FIELDS, FULL)}
-
-
 def activity_list(table: Any, dialect: str) -> ColumnElement[Any]:
     """An opportunity's activities, oldest first, inside its own SELECT."""
-    result: ColumnElement[Any] = aggregated_list(
-        FIELDS,
+    c = opportunity_activities.c
+    return FIELDS.aggregated(
         opportunity_activities,
-        owner_column="opportunity_id",
-        date_column="date",
+        dialect,
         parent=table,
-        dialect=dialect,
+        where=and_(c.workspace_id == table.c.workspace_id, c.opportunity_id == table.c.id),
+        order_by=[c.date, c.id],
     )
-    return result

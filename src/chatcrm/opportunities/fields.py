@@ -3,7 +3,8 @@ once, in the record's key order."""
 
 from __future__ import annotations
 
-from chatcrm.opportunities.activities import Activities, activity_list
+from chatcrm.opportunities.activities import FIELDS as ACTIVITY_FIELDS
+from chatcrm.opportunities.activities import activity_list
 from chatcrm.opportunities.rules import (
     ACTIVE,
     CREATED_BY_API,
@@ -14,7 +15,7 @@ from chatcrm.opportunities.rules import (
     STATUS_OPEN,
     WIN_LOSS_EFFECT,
 )
-from chatcrm.records.array_types import FILES
+from chatcrm.records.array_types import FILES, Rows
 from chatcrm.records.defaults import CALLER, NOW, RECORD_ID, WORKSPACE, SameAs
 from chatcrm.records.fields import NULL, OPTIONAL, REQUIRED, UPDATE, Field, FieldTable
 from chatcrm.records.scalar_types import (
@@ -60,7 +61,7 @@ FIELDS = FieldTable("opportunity", [
     Field("orderInCards", POSITION, "order_in_cards", UPDATE, default=END_OF_COLUMN,
           stamps="orderInCardsLastUpdated"),
     Field("orderInCardsLastUpdated", TIMESTAMP, "order_in_cards_updated_at", default=NOW),
-    Field("activities", Activities(), None, shown=activity_list),
+    Field("activities", Rows(ACTIVITY_FIELDS), None, shown=activity_list),
     Field("segmentationId", SEGMENTATION, "segmentation_id", NULL, OPTIONAL, UPDATE),
     Field("workspaceId", ID, "workspace_id", default=WORKSPACE),
     Field("name", NAME, "name", REQUIRED, UPDATE),

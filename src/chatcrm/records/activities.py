@@ -7,21 +7,19 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, Table, and_, bindparam, insert, select, type_coerce
+from sqlalchemy import Select, Table, bindparam, insert, select
 
 from chatcrm.core.errors import require_valid
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.pagination import TokenCodec
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection
-from chatcrm.db.jsonagg import json_array_of_objects
 from chatcrm.db.keyset import list_with_token
 from chatcrm.records import bodies, statements
 from chatcrm.records.defaults import Creation
 from chatcrm.records.fields import FieldTable
 from chatcrm.records.kind import RecordKind
 from chatcrm.records.references import live_record_exists
-from chatcrm.records.types import AggregatedJson
 from chatcrm.records.writing import fill
 
 
@@ -110,27 +108,3 @@ async def list_page(
         newest_first=False,
         created_key="date",
     )
-
-
-def aggregated_list(
-    fields: FieldTable,
-    table: Table,
-    *,
-    owner_column: str,
-    date_column: str,
-    parent: Any,
-    dialect: str,
-) -> Any:
-    """A record's activities as one JSON array inside the record's own SELECT (date order),
-    each in the activity field table's shape."""
-    c = table.c
-    pairs = [(f.wire, f.type.wire_sql(c[f.column], dialect)) for f in fields if f.column]
-    aggregate = json_array_of_objects(
-        dialect=dialect,
-        pairs=pairs,
-        from_=table,
-        where=and_(c.workspace_id == parent.c.workspace_id, c[owner_column] == parent.c.id),
-        parent=parent,
-        order_by=[c[date_column], c.id],
-    )
-    return type_coerce(aggregate, AggregatedJson())

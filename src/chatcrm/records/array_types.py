@@ -9,6 +9,8 @@ from sqlalchemy import Text as SqlText
 
 from chatcrm.core import values as v
 from chatcrm.core.jsontext import to_text
+from chatcrm.records.fields import FULL, FieldTable
+from chatcrm.records.schemas import shape_schema
 from chatcrm.records.types import JsonText, Schema, ValueType
 
 
@@ -108,3 +110,14 @@ class TagIds(ValueType):
 FILES = Files()
 VARIABLES = Variables()
 TAG_IDS = TagIds()
+
+
+class Rows(ValueType):
+    """Rows of another table shown inside a record (its activities, a workspace's stages),
+    each as that table's field table shows it (`FieldTable.aggregated`)."""
+
+    def __init__(self, fields: FieldTable) -> None:
+        self.fields = fields
+
+    def output_schema(self) -> Schema:
+        return {"type": "array", "items": shape_schema(self.fields, FULL)}

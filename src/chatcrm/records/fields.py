@@ -15,11 +15,12 @@ from dataclasses import MISSING
 from enum import Enum
 from typing import Any
 
-from sqlalchemy import Column, ColumnElement, ForeignKeyConstraint
+from sqlalchemy import Column, ColumnElement, ForeignKeyConstraint, type_coerce
 
+from chatcrm.db.jsonagg import json_array_of_objects
 from chatcrm.records.changes import After, Effect
 from chatcrm.records.scalar_types import Reference
-from chatcrm.records.types import ValueType
+from chatcrm.records.types import AggregatedJson, ValueType
 
 # The shapes a record is shown in: contacts have a read shape (gets, lists, searches) and an
 # update shape (updates, creates); other resources have one.
@@ -179,6 +180,24 @@ class FieldTable:
                 expression = f.type.wire_sql(table.c[f.column], dialect)
             out.append(expression.label(f.wire))
         return out
+
+    def aggregated(
+        self,
+        table: Any,
+        dialect: str,
+        *,
+        parent: Any,
+        where: ColumnElement[bool],
+        order_by: list[Any],
+    ) -> ColumnElement[Any]:
+        """Rows of another table (a record's activities, a workspace's stages) as one JSON
+        array inside the parent's SELECT, each row in this table's shape, in order."""
+        c = table.c
+        pairs = [(f.wire, f.type.wire_sql(c[f.column], dialect)) for f in self.shape(FULL)]
+        aggregate = json_array_of_objects(
+            dialect=dialect, pairs=pairs, from_=table, where=where, parent=parent, order_by=order_by
+        )
+        return type_coerce(aggregate, AggregatedJson())
 
     def columns(self) -> list[Column[Any]]:
         """The database columns of the fields (the record's table adds its own)."""

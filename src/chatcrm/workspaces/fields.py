@@ -7,17 +7,16 @@ from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import ColumnElement, and_, bindparam, func, select, type_coerce
+from sqlalchemy import ColumnElement, and_, bindparam, func, select
 
 from chatcrm.core import values as v
 from chatcrm.core.errors import FieldError
-from chatcrm.db.jsonagg import json_array_of_objects
 from chatcrm.db.schema import agents, segmentations, stages, tags
+from chatcrm.records.array_types import Rows
 from chatcrm.records.defaults import NOW, RECORD_ID, Creation, Default
-from chatcrm.records.fields import FULL, NULL, OPTIONAL, REQUIRED, Field, FieldTable
+from chatcrm.records.fields import NULL, OPTIONAL, REQUIRED, Field, FieldTable
 from chatcrm.records.scalar_types import EMAIL, ID, NAME, POSITION, TEXT, TIMESTAMP, Word
-from chatcrm.records.schemas import shape_schema
-from chatcrm.records.types import AggregatedJson, Schema, ValueType
+from chatcrm.records.types import Schema, ValueType
 
 STAGE_KIND = Word(("contact", "opportunity"), 'must be "contact" or "opportunity"')
 HIDDEN = frozenset[str]()
@@ -79,42 +78,24 @@ AGENT = FieldTable("agent", [
 # fmt: on
 
 
-class ItemList(ValueType):
-    """A workspace's set-up items of one kind, each in its field table's shape."""
-
-    def __init__(self, items: FieldTable) -> None:
-        self.items = items
-
-    def output_schema(self) -> Schema:
-        return {"type": "array", "items": shape_schema(self.items, FULL)}
-
-
 def _item_list(
     items: FieldTable, table: Any, order_by: tuple[str, ...], **equal: str
 ) -> Callable[[Any, str], ColumnElement[Any]]:
-    """The SELECT expression of the workspace's items (a JSON array inside its SELECT)."""
+    """The workspace's items of one kind, inside the workspace's own SELECT."""
 
     def shown(workspace: Any, dialect: str) -> ColumnElement[Any]:
         c = table.c
-        pairs = [(f.wire, f.type.wire_sql(c[f.column], dialect)) for f in items.shape(FULL)]
         where = and_(
             c.workspace_id == workspace.c.id, *(c[name] == value for name, value in equal.items())
         )
-        aggregate = json_array_of_objects(
-            dialect=dialect,
-            pairs=pairs,
-            from_=table,
-            where=where,
-            parent=workspace,
-            order_by=[c[name] for name in order_by],
-        )
-        return type_coerce(aggregate, AggregatedJson())
+        order = [c[name] for name in order_by]
+        return items.aggregated(table, dialect, parent=workspace, where=where, order_by=order)
 
     return shown
 
 
 def _items(wire: str, items: FieldTable, table: Any, *order: str, **equal: str) -> Field:
-    return Field(wire, ItemList(items), None, shown=_item_list(items, table, order, **equal))
+    return Field(wire, Rows(items), None, shown=_item_list(items, table, order, **equal))
 
 
 # fmt: off
