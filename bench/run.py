@@ -283,7 +283,13 @@ def ceiling(wrk: str, concurrencies: list[int], duration: int, workers: int) -> 
 
 
 def bench_backend(
-    wrk: str, backend: str, concurrencies: list[int], duration: int, workers: int, size: int
+    wrk: str,
+    backend: str,
+    concurrencies: list[int],
+    duration: int,
+    workers: int,
+    size: int,
+    cases: str,
 ) -> tuple[list[Result], dict[str, Any]]:
     print(f"bench: {backend}: seeding {size} contacts and {size} opportunities", flush=True)
     url = asyncio.run(seed.fresh_database(backend, ADMIN_URL))
@@ -311,6 +317,8 @@ def bench_backend(
         wait_ready(f"{base}/ready")
         token = page_50_token(base, data)
         for case, _ in CASES:
+            if case not in cases.split(","):
+                continue
             lua = RESULTS / f"{case}.lua"
             lua.write_text(script(case, data, token))
             run_wrk(wrk, base, lua, 16, 2)  # warm-up
@@ -324,7 +332,7 @@ def bench_backend(
                 )
     finally:
         stop(proc)
-    if backend == "postgresql":
+    if backend == "postgresql" and "get_contact" in cases.split(","):
         results += bare_reference(wrk, data, concurrencies, duration, workers)
     locked = (
         (RESULTS / f"serve-{backend}.log").read_text(errors="replace").count("database is locked")
@@ -390,6 +398,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--size", type=int, default=10_000, help="contacts and opportunities")
     parser.add_argument("--quick", action="store_true", help="3 s runs, 2,000 records")
+    parser.add_argument("--output", default="latest.json", help="file name in bench/results/")
+    parser.add_argument(
+        "--cases", default=",".join(c for c, _ in CASES), help="comma-separated, of: %(default)s"
+    )
     args = parser.parse_args()
     if args.quick:
         args.duration, args.size = 3, 2_000
@@ -403,7 +415,7 @@ def main() -> None:
     notes: dict[str, Any] = {}
     for backend in args.backends.split(","):
         results, info = bench_backend(
-            wrk, backend, concurrencies, args.duration, args.workers, args.size
+            wrk, backend, concurrencies, args.duration, args.workers, args.size, args.cases
         )
         for r in results:
             r.ratio = round(r.rps / roof[r.concurrency], 4)
@@ -421,7 +433,7 @@ def main() -> None:
         "notes": notes,
         "results": [asdict(r) for r in all_results],
     }
-    (RESULTS / "latest.json").write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / args.output).write_text(json.dumps(report, indent=2) + "\n")
     print_table(report, all_results)
 
 

@@ -11,6 +11,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -92,12 +93,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
-def database_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """A migrated, empty database of each backend, shared by the tests of the session."""
-    if request.param == "sqlite":
+@contextmanager
+def migrated_database(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A new, migrated, empty database of a backend (a PostgreSQL one is dropped after)."""
+    if backend == "sqlite":
         path: Path = tmp_path_factory.mktemp("sqlite") / "chatcrm.db"
         url = f"sqlite:///{path}"
         migrate(url)
@@ -111,6 +110,15 @@ def database_url(
         drop_pg_database(url)
 
 
+@pytest.fixture(scope="session", params=BACKENDS)
+def database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A migrated, empty database of each backend, shared by the tests of the session."""
+    with migrated_database(request.param, tmp_path_factory) as url:
+        yield url
+
+
 @pytest.fixture(scope="session")
 def backend(database_url: str) -> str:
     return "sqlite" if database_url.startswith("sqlite") else "postgresql"
@@ -119,7 +127,9 @@ def backend(database_url: str) -> str:
 @pytest.fixture(scope="session")
 def settings(database_url: str) -> Settings:
     # Rate limiting is tested on its own apps; the shared app must not throttle the suite.
-    return Settings(database_url=database_url, rate_limit=0, access_log=False)
+    # Nor does it send webhooks: the delivery tests run dispatchers of their own, and the
+    # endpoint tests read delivery rows no dispatcher is changing under them.
+    return Settings(database_url=database_url, rate_limit=0, access_log=False, dispatch=False)
 
 
 @pytest.fixture(scope="session")

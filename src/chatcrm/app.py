@@ -22,13 +22,28 @@ from chatcrm.auth.service import AuthCache
 from chatcrm.config import Settings
 from chatcrm.contacts.router import routes as contact_routes
 from chatcrm.db.database import Database
+from chatcrm.events import retention
+from chatcrm.events.notifications import listen_forever
+from chatcrm.events.publisher import Publisher
+from chatcrm.events.reading import EventsRuntime
+from chatcrm.events.router import routes as event_routes
+from chatcrm.events.signals import Broadcast
 from chatcrm.opportunities.router import routes as opportunity_routes
 from chatcrm.ops import metrics
 from chatcrm.ops.router import routes as ops_routes
+from chatcrm.webhooks.router import routes as webhook_routes
+from chatcrm.webhooks.running import RunningDispatcher
 from chatcrm.workspaces.router import routes as workspace_routes
 
 # The route table, in the order routes match (a path's fixed forms before its templates).
-ROUTES = (contact_routes, opportunity_routes, workspace_routes, ops_routes)
+ROUTES = (
+    contact_routes,
+    opportunity_routes,
+    workspace_routes,
+    event_routes,
+    webhook_routes,
+    ops_routes,
+)
 
 
 def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True) -> FastAPI:
@@ -39,14 +54,51 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.db = Database(settings)
+        # Every worker sends webhooks unless CHATCRM_DISPATCH=0; the event publisher calls
+        # app.state.dispatcher.wake() (when not None) after queueing deliveries. Made
+        # first: a malformed retry schedule stops the start before any task runs.
+        dispatch = RunningDispatcher(settings) if settings.dispatch else None
+        app.state.dispatcher = dispatch.dispatcher if dispatch is not None else None
         # Everything built so far lives as long as the process: keep the collector from
         # walking it again and again (fewer, shorter pauses under load).
         gc.collect()
         gc.freeze()
-        purge = asyncio.create_task(purge_forever(app.state.db))
+        db: Database = app.state.db
+        # Background work (publishing, purges) has a small pool of its own: it never takes
+        # the connections requests wait for, and a request's count stays its own.
+        app.state.background_db = Database(
+            settings.model_copy(update={"db_pool_size": 2, "db_max_overflow": 2})
+        )
+        background_db: Database = app.state.background_db
+        published = Broadcast()
+        hooks = [published.fire] + ([dispatch.dispatcher.wake] if dispatch is not None else [])
+        publisher = Publisher(background_db, on_published=hooks)
+        app.state.events = EventsRuntime(publisher, published)
+        db.on_events_committed = publisher.wake
+        stop = asyncio.Event()
+        background = [
+            asyncio.create_task(purge_forever(db)),
+            asyncio.create_task(publisher.run(stop)),
+            *(
+                [asyncio.create_task(listen_forever(background_db, publisher.published))]
+                if background_db.is_postgres
+                else []
+            ),
+            asyncio.create_task(
+                retention.purge_forever(background_db, days=settings.event_retention_days)
+            ),
+        ]
+        if dispatch is not None:
+            dispatch.start()
         yield
-        purge.cancel()
-        await app.state.db.dispose()
+        if dispatch is not None:
+            await dispatch.stop()
+        stop.set()
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
+        await background_db.dispose()
+        await db.dispose()
         metrics.process_exited(os.getpid())
 
     def on_done(scope: Scope, status: int, seconds: float) -> None:

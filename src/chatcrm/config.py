@@ -30,6 +30,23 @@ class Settings(BaseSettings):
     workers: int = Field(default=1, ge=1, le=64)
     # Seconds an authenticated API key stays cached in a worker.
     key_cache_ttl: float = Field(default=5.0, ge=0, le=5.0)
+    # Events and webhooks (contract D; docs/webhooks.md, docs/operations.md).
+    # Days an event stays in the feed and history before the purge removes it.
+    event_retention_days: float = Field(default=30.0, gt=0)
+    # 0: this process sends no webhooks (`chatcrm dispatch` can do it instead).
+    dispatch: bool = True
+    # Seconds a receiver has to answer 2xx before the attempt counts as failed.
+    webhook_timeout: float = Field(default=10.0, gt=0, le=300)
+    # Waits before each retry, in seconds (comma-separated); 7 retries, 8 attempts.
+    webhook_retry_schedule: str = "5,300,1800,7200,18000,36000,36000"
+    # Consecutive failed deliveries after which an endpoint is disabled ("failing").
+    webhook_disable_after: int = Field(default=20, ge=1)
+    # 1: allow receivers on loopback, private, link-local… addresses (development).
+    webhook_allow_private: bool = False
+    # Attempts in flight at once to one endpoint, per process (a slow receiver holds only
+    # its own), and in all.
+    webhook_max_in_flight: int = Field(default=16, ge=1, le=1000)
+    webhook_max_in_flight_total: int = Field(default=64, ge=1, le=10000)
     log_level: str = "info"
     log_json: bool = True
     # One JSON line per request (method, route, status, duration, request id, key id).

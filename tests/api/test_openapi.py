@@ -146,10 +146,12 @@ def test_hostile_strings_in_every_parameter_get_the_envelope(
 ) -> None:
     contact = api.create_contact()
     opportunity = api.create_opportunity()
+    webhook = api.post("/api/webhook", json={"url": "https://receiver.example/hooks"}).json()
     real = {
         "workspaceId": api.ws,
         "contactId": contact["id"],
         "opportunityId": opportunity["id"],
+        "webhookId": webhook["data"]["id"],
     }
     for method, path, operation in _operations(document):
         if method not in ("GET", "DELETE") or path == "/metrics":

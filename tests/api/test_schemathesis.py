@@ -45,7 +45,7 @@ def _schemathesis() -> str:
     return str(found)
 
 
-def _config(account: NewAccount, contact: str, opportunity: str) -> str:
+def _config(account: NewAccount, contact: str, opportunity: str, webhook: str) -> str:
     ws = account.workspace_id
     return f"""
 [parameters]
@@ -54,6 +54,7 @@ def _config(account: NewAccount, contact: str, opportunity: str) -> str:
 "path.workspaceId" = "{ws}"
 "path.contactId" = "{contact}"
 "path.opportunityId" = "{opportunity}"
+"path.webhookId" = "{webhook}"
 
 [[operations]]
 include-name = "PUT /api/contact"
@@ -86,10 +87,16 @@ def test_the_service_conforms_to_its_openapi_document(
             json={"name": "Seed deal", "amount": 10, "contactId": contact},
             headers=headers,
         ).json()["data"]["id"]
+        # A receiver that does not resolve here: saved, and never sent to.
+        webhook = httpx.post(
+            f"{server.base_url}/api/webhook",
+            json={"url": "https://receiver.example/hooks"},
+            headers=headers,
+        ).json()["data"]["id"]
         document = httpx.get(f"{server.base_url}/openapi.json").json()
         operations = sum(len(methods) for methods in document["paths"].values())
         config = tmp_path / "schemathesis.toml"
-        config.write_text(_config(account, contact, opportunity))
+        config.write_text(_config(account, contact, opportunity, webhook))
         result = subprocess.run(
             [
                 _schemathesis(),

@@ -42,6 +42,7 @@ DELETED = "Contacts deleted successfully."
 VALIDATION = "VALIDATION_ERROR"
 NO_CONTACT = "CONTACT_NOT_FOUND"
 NO_OPP = "OPPORTUNITY_NOT_FOUND"
+NO_HOOK = "WEBHOOK_NOT_FOUND"
 
 
 @dataclass
@@ -63,6 +64,9 @@ class World:
     contacts_token: str
     opportunities_token: str
     activities_token: str
+    webhook: dict[str, Any]  # with its secret
+    webhook_event: str  # a webhook.test event of the victim's endpoint
+    deliveries_token: str
     own: dict[str, dict[str, Any]] = field(default_factory=dict)  # per caller ws: records
 
     @property
@@ -73,6 +77,11 @@ class World:
             self.opportunity["id"],
             self.opportunity2["id"],
         }
+
+    @property
+    def private_values(self) -> tuple[str, ...]:
+        """Values no other caller may ever read (beside `secret`, in names and urls)."""
+        return (self.phone, self.webhook["secret"], self.webhook_event)
 
     @property
     def setup_ids(self) -> set[str]:
@@ -138,6 +147,17 @@ def world(api: Api, other_api: Api) -> World:
             json={"content": f"call {secret}", "categoryType": "Calls"},
         )
     )
+    # The events so far published first (a read of the feed does it), so the endpoint's
+    # log holds exactly its two tests, whenever the publisher runs.
+    ok_data(api.get("/api/events"))
+    webhook = ok_data(
+        api.post(
+            "/api/webhook",
+            json={"url": f"https://hooks.example/{secret}", "description": f"hook {secret}"},
+        )
+    )["webhook"]
+    webhook_event = ok_data(api.post(f"/api/webhook/{webhook['id']}/test"))["eventId"]
+    ok_data(api.post(f"/api/webhook/{webhook['id']}/test"))
     sibling = second_workspace(api, "Sibling")
     w = World(
         victim=api,
@@ -157,11 +177,17 @@ def world(api: Api, other_api: Api) -> World:
         contacts_token=_token(api, "/api/contact"),
         opportunities_token=_token(api, "/api/opportunity"),
         activities_token=_token(api, f"/api/contact/{contact['id']}/activities"),
+        webhook=webhook,
+        webhook_event=webhook_event,
+        deliveries_token=_token(api, f"/api/webhook/{webhook['id']}/deliveries"),
     )
     for caller in (sibling, other_api):
         w.own[caller.ws] = {
             "contact": caller.create_contact(name="Own"),
             "opportunity": caller.create_opportunity(name="Own deal"),
+            "webhook": ok_data(
+                caller.post("/api/webhook", json={"url": "https://hooks.example/own"})
+            )["webhook"],
         }
     return w
 
@@ -188,8 +214,17 @@ def snapshot(w: World) -> dict[str, Any]:
     out["by phone"] = ok_data(
         v.get("/api/contact/searchByCellphone", params={"cellphone": w.phone})
     )
+    hook = w.webhook["id"]
+    out["webhook"] = ok_data(v.get(f"/api/webhook/{hook}"))
+    out["webhooks"] = ok_data(v.get("/api/webhook"))
+    # Which deliveries, not their state: a dispatcher may be attempting them meanwhile.
+    log = ok_data(v.get(f"/api/webhook/{hook}/deliveries"))["data"]
+    out["deliveries"] = [d["eventId"] for d in log]
     assert [c["id"] for c in out["contacts"]["data"]] == [w.contact2["id"], w.contact["id"]]
     assert len(out["activities"]["data"]) == 2
+    assert out["webhook"]["webhook"] == w.webhook
+    assert [h["id"] for h in out["webhooks"]["data"]] == [hook]
+    assert len(out["deliveries"]) == 2
     return out
 
 
@@ -234,8 +269,8 @@ def send(caller: Api, w: World, req: Req) -> httpx.Response:
 
 def assert_private(w: World, response: httpx.Response, label: str) -> None:
     """Nothing of the victim's private values shows in an answer to another caller."""
-    assert w.secret not in response.text, (label, response.text)
-    assert w.phone not in response.text, (label, response.text)
+    for value in (w.secret, *w.private_values):
+        assert value not in response.text, (label, response.text)
 
 
 def expect(caller: Api, w: World, e: Expect) -> None:
@@ -797,6 +832,217 @@ def setup_case(kind: str, body: Callable[[World], dict[str, Any]], message: str)
     return RouteCase(addressing, records)
 
 
+def _victim_event(w: World) -> str:
+    events = ok_data(w.victim.get("/api/events", params={"pageSize": "1"}))["events"]
+    return str(events[0]["id"])
+
+
+def events_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", "/api/events"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+        r("the victim's cursor", VICTIM, {"after": _victim_event(w)}),
+    ]
+
+
+def events_records(w: World, me: Api) -> list[Expect]:
+    r = at("GET", "/api/events")
+
+    def nothing_of_the_victim(data: Any) -> None:
+        assert data["events"] == [] and data["workspaceId"] == me.ws, data
+
+    return [
+        err(r("victim's cursor", OWN, {"after": _victim_event(w)}), 400, "INVALID_CURSOR"),
+        ok(r("victim's record", OWN, {"recordId": w.contact["id"]}), nothing_of_the_victim),
+    ]
+
+
+def history_case(kind: str, record: Callable[[World], dict[str, Any]], code: str) -> RouteCase:
+    def path(w: World) -> str:
+        return f"/api/{kind}/{record(w)['id']}/history"
+
+    def addressing(w: World, me: Api) -> list[Req]:
+        r, ws = at("GET", path(w)), w.victim.ws
+        return [
+            r("header", VICTIM),
+            r("query", None, {"workspaceId": ws}),
+            r("query beside own header", OWN, {"workspaceId": ws}),
+        ]
+
+    def records(w: World, me: Api) -> list[Expect]:
+        r = at("GET", path(w))
+        own = at("GET", f"/api/{kind}/{w.own[me.ws][kind]['id']}/history")
+        return [
+            err(r("header", OWN), 404, code),
+            err(r("query", None, {"workspaceId": me.ws}), 404, code),
+            err(own("victim's cursor", OWN, {"after": _victim_event(w)}), 400, "INVALID_CURSOR"),
+        ]
+
+    return RouteCase(addressing, records)
+
+
+# --- webhooks -----------------------------------------------------------------------------
+
+
+def hook_path(w: World, suffix: str = "") -> str:
+    return f"/api/webhook/{w.webhook['id']}{suffix}"
+
+
+def own_hook_path(w: World, me: Api, suffix: str = "") -> str:
+    return f"/api/webhook/{w.own[me.ws]['webhook']['id']}{suffix}"
+
+
+def create_webhook_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", "/api/webhook"), w.victim.ws
+    body = {"url": "https://hooks.example/intruder"}
+    return [
+        r("header", VICTIM, json=body),
+        r("body", None, json={**body, "workspaceId": ws}),
+        r("body beside own header", OWN, json={**body, "workspaceId": ws}),
+        r("header, invalid body", VICTIM, json={}),
+    ]
+
+
+def create_webhook_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", "/api/webhook")
+
+    def check(data: Any) -> None:
+        assert data["id"] != w.webhook["id"] and data["webhook"]["secret"] != w.webhook["secret"]
+
+    # The victim's very URL, in the caller's own workspace: an endpoint of its own (the
+    # answer echoes the URL the caller sent).
+    body = {"url": w.webhook["url"]}
+    return [replace(ok(r("victim's url", OWN, json=body), check, "Webhook created successfully."),
+                    echoes=True)]  # fmt: skip
+
+
+def list_webhooks_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", "/api/webhook"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+    ]
+
+
+def list_webhooks_records(w: World, me: Api) -> list[Expect]:
+    r = at("GET", "/api/webhook")
+
+    def check(data: Any) -> None:
+        assert data == {"workspaceId": me.ws, "data": data["data"]}, data
+        assert [h["id"] for h in data["data"]] == [w.own[me.ws]["webhook"]["id"]], data
+
+    return [
+        ok(r("own list", OWN), check, LIST_OBTAINED),
+        ok(r("own list, query", None, {"workspaceId": me.ws}), check),
+    ]
+
+
+def webhook_by_id_addressing(method: str, suffix: str = "", json: Any = None) -> Any:
+    """Requests naming the victim's workspace beside one of its endpoints."""
+
+    def addressing(w: World, me: Api) -> list[Req]:
+        r, ws = at(method, hook_path(w, suffix)), w.victim.ws
+        return [
+            r("header", VICTIM, json=json),
+            r("query", None, {"workspaceId": ws}, json),
+            r("query beside own header", OWN, {"workspaceId": ws}, json),
+            at(method, f"/api/webhook/{uuid.uuid4()}{suffix}")("unknown id", VICTIM, json=json),
+        ]
+
+    return addressing
+
+
+def webhook_by_id_records(method: str, suffix: str = "", json: Any = None) -> Any:
+    def records(w: World, me: Api) -> list[Expect]:
+        r = at(method, hook_path(w, suffix))
+        return [
+            err(r("header", OWN, json=json), 404, NO_HOOK),
+            err(r("query", None, {"workspaceId": me.ws}, json), 404, NO_HOOK),
+        ]
+
+    return records
+
+
+RENAME_HOOK = {"paramToUpdate": "description", "description": "Hacked"}
+
+
+def update_webhook_addressing(w: World, me: Api) -> list[Req]:
+    r = at("PUT", hook_path(w))
+    return [
+        *webhook_by_id_addressing("PUT", json=RENAME_HOOK)(w, me),
+        r("body beside own header", OWN, json={**RENAME_HOOK, "workspaceId": w.victim.ws}),
+        r("header, invalid body", VICTIM, json={"paramToUpdate": "secret"}),
+    ]
+
+
+def post_webhook_addressing(suffix: str, body: dict[str, Any]) -> Any:
+    """POSTs under /api/webhook/{id} (rotate-secret, test, replay)."""
+
+    def addressing(w: World, me: Api) -> list[Req]:
+        r, ws = at("POST", hook_path(w, suffix)), w.victim.ws
+        return [
+            r("header", VICTIM, json=body),
+            r("body", None, json={**body, "workspaceId": ws}),
+            r("body beside own header", OWN, json={**body, "workspaceId": ws}),
+            r("header, invalid body", VICTIM, json={"nope": 1}),
+        ]
+
+    return addressing
+
+
+def post_webhook_records(suffix: str, body: dict[str, Any]) -> Any:
+    def records(w: World, me: Api) -> list[Expect]:
+        r = at("POST", hook_path(w, suffix))
+        return [
+            err(r("header", OWN, json=body), 404, NO_HOOK),
+            err(r("body", None, json={**body, "workspaceId": me.ws}), 404, NO_HOOK),
+        ]
+
+    return records
+
+
+def deliveries_addressing(w: World, me: Api) -> list[Req]:
+    r = at("GET", hook_path(w, "/deliveries"))
+    return [
+        *webhook_by_id_addressing("GET", "/deliveries")(w, me),
+        r("the victim's token", VICTIM, {"continuationToken": w.deliveries_token}),
+    ]
+
+
+def deliveries_records(w: World, me: Api) -> list[Expect]:
+    own = at("GET", own_hook_path(w, me, "/deliveries"))
+    return [
+        *webhook_by_id_records("GET", "/deliveries")(w, me),
+        err(
+            own("victim's token, own webhook", OWN, {"continuationToken": w.deliveries_token}),
+            400,
+            "INVALID_CONTINUATION_TOKEN",
+        ),
+    ]
+
+
+def replay_addressing(w: World, me: Api) -> list[Req]:
+    return post_webhook_addressing("/replay", {"eventId": w.webhook_event})(w, me)
+
+
+def replay_records(w: World, me: Api) -> list[Expect]:
+    own = at("POST", own_hook_path(w, me, "/replay"))
+
+    def only_own_events(data: Any) -> None:
+        assert data["queued"] <= 2, data  # the caller's own contact and opportunity at most
+
+    return [
+        *post_webhook_records("/replay", {"eventId": w.webhook_event})(w, me),
+        err(own("victim's event", OWN, json={"eventId": w.webhook_event}), 422, VALIDATION,
+            "eventId"),
+        ok(own("since", OWN, json={"since": "2000-01-01"}), only_own_events,
+           "Events queued successfully."),
+    ]  # fmt: skip
+
+
 CASES: dict[tuple[str, str], RouteCase] = {
     ("GET", "/api/contact"): RouteCase(list_contacts_addressing, list_contacts_records),
     ("POST", "/api/contact"): RouteCase(create_contact_addressing, create_contact_records),
@@ -834,6 +1080,13 @@ CASES: dict[tuple[str, str], RouteCase] = {
     ("GET", "/api/workspace/{workspaceId}"): RouteCase(
         get_workspace_addressing, get_workspace_records
     ),
+    ("GET", "/api/events"): RouteCase(events_addressing, events_records),
+    ("GET", "/api/contact/{contactId}/history"): history_case(
+        "contact", lambda w: w.contact, NO_CONTACT
+    ),
+    ("GET", "/api/opportunity/{opportunityId}/history"): history_case(
+        "opportunity", lambda w: w.opportunity, NO_OPP
+    ),
     ("POST", "/api/workspace"): RouteCase(create_workspace_addressing, create_workspace_records),
     ("POST", "/api/workspace/{workspaceId}/stages"): setup_case(
         "stages",
@@ -851,6 +1104,27 @@ CASES: dict[tuple[str, str], RouteCase] = {
         lambda w: {"name": f"Agent {w.secret}", "email": f"agent.{w.secret}@example.com"},
         "Agent created successfully.",
     ),
+    ("POST", "/api/webhook"): RouteCase(create_webhook_addressing, create_webhook_records),
+    ("GET", "/api/webhook"): RouteCase(list_webhooks_addressing, list_webhooks_records),
+    ("GET", "/api/webhook/{webhookId}"): RouteCase(
+        webhook_by_id_addressing("GET"), webhook_by_id_records("GET")
+    ),
+    ("PUT", "/api/webhook/{webhookId}"): RouteCase(
+        update_webhook_addressing, webhook_by_id_records("PUT", json=RENAME_HOOK)
+    ),
+    ("DELETE", "/api/webhook/{webhookId}"): RouteCase(
+        webhook_by_id_addressing("DELETE"), webhook_by_id_records("DELETE")
+    ),
+    ("POST", "/api/webhook/{webhookId}/rotate-secret"): RouteCase(
+        post_webhook_addressing("/rotate-secret", {}), post_webhook_records("/rotate-secret", {})
+    ),
+    ("POST", "/api/webhook/{webhookId}/test"): RouteCase(
+        post_webhook_addressing("/test", {}), post_webhook_records("/test", {})
+    ),
+    ("GET", "/api/webhook/{webhookId}/deliveries"): RouteCase(
+        deliveries_addressing, deliveries_records
+    ),
+    ("POST", "/api/webhook/{webhookId}/replay"): RouteCase(replay_addressing, replay_records),
 }
 ROUTE_IDS = [f"{method} {path}" for method, path in CASES]
 
@@ -944,6 +1218,7 @@ def test_a_foreign_workspace_header_is_refused_before_the_body_is_read(
         template.replace("{contactId}", world.contact["id"])
         .replace("{opportunityId}", world.opportunity["id"])
         .replace("{workspaceId}", v.ws)
+        .replace("{webhookId}", world.webhook["id"])
     )
     params: dict[str, str] | None = None
     if template == "/api/contact" and method == "PUT":
@@ -981,6 +1256,11 @@ def test_the_walk_is_not_vacuous(world: World) -> None:
     assert ok_data(world.sibling.get(f"/api/workspace/{v.ws}", workspace=None))["id"] == v.ws
     # ...and the sibling's header names its own workspace, not the first one.
     assert ok_data(world.sibling.get("/api/contact"))["workspaceId"] == world.sibling.ws
+    hook = ok_data(v.get(f"/api/webhook/{world.webhook['id']}"))["webhook"]
+    assert hook["secret"] == world.webhook["secret"]
+    assert hook["description"] == f"hook {world.secret}"
+    deliveries = ok_data(v.get(f"/api/webhook/{world.webhook['id']}/deliveries"))["data"]
+    assert world.webhook_event in {d["eventId"] for d in deliveries}
 
 
 def test_lists_of_other_workspaces_never_hold_the_victim_records(world: World) -> None:

@@ -344,6 +344,16 @@ def check_after_restart(client: httpx.Client, load: Load) -> None:
             got = opportunity_state(response.json()["data"]["data"][0], response.headers["etag"])
             assert got in expect.allowed(), (record_id, got, expect.allowed())
 
+    # Every change that exists has its event and no event is of a change that does not
+    # (contract D.1): each record's history holds one event per version, 1 to the current.
+    for kind, records in (("contact", contacts), ("opportunity", opportunities)):
+        for record_id in records:
+            current = version(client.get(f"/api/{kind}/{record_id}").headers["etag"])
+            history = client.get(f"/api/{kind}/{record_id}/history", params={"pageSize": "100"})
+            assert history.status_code == 200, history.text
+            versions = [e["recordVersion"] for e in history.json()["data"]["events"]]
+            assert versions == list(range(1, current + 1)), (record_id, versions, current)
+
     # Nothing half written: every contact that exists has its three tags and its variables,
     # answered or not; the codes of the opportunities that exist have no gap.
     for contact in contacts.values():

@@ -398,8 +398,11 @@ class _writes_blocked:
             import sqlite3
 
             path = self.database_url.removeprefix("sqlite:///")
-            conn = sqlite3.connect(path, isolation_level=None)
-            conn.execute("BEGIN IMMEDIATE")
+            # The app's background work (event publishing, webhook claims) takes the write
+            # lock for short moments too, on this event loop: wait for it in a thread, so
+            # that the loop can run it to its commit.
+            conn = sqlite3.connect(path, isolation_level=None, timeout=30, check_same_thread=False)
+            await asyncio.to_thread(conn.execute, "BEGIN IMMEDIATE")
 
             async def release_sqlite() -> None:
                 conn.rollback()

@@ -115,10 +115,11 @@ class Call:
             state = self.request.app.state
             await check_workspace(self.conn, state.auth_cache, self.principal, header)
 
-    async def read_body(self) -> dict[str, Any]:
-        """The JSON object body, once the header's workspace (if any) passed."""
+    async def read_body(self, *, required: bool = True) -> dict[str, Any]:
+        """The JSON object body, once the header's workspace (if any) passed. Not
+        `required`: no body at all reads as `{}` (operations without body fields)."""
         await self.check_header_workspace()
-        return await read_json_object(self.request)
+        return await read_json_object(self.request, required=required)
 
     async def read_update_body(self, workspace_id: str) -> dict[str, Any]:
         """An update's JSON object body; a `workspaceId` in it must name `workspace_id`."""

@@ -17,6 +17,7 @@ from chatcrm.api.parameters import (
     IDEMPOTENCY_KEY,
     IF_MATCH,
     PAGE,
+    PAGE_SIZE,
     WORKSPACE_HEADER,
     WORKSPACE_QUERY,
     filter_params,
@@ -24,8 +25,11 @@ from chatcrm.api.parameters import (
 )
 from chatcrm.api.routing import Param, Routes
 from chatcrm.core import messages as m
+from chatcrm.core.ids import is_id
+from chatcrm.events import reading
+from chatcrm.events.router import AFTER, events_page
 from chatcrm.records import activities as activity_log
-from chatcrm.records import listing, writing
+from chatcrm.records import listing, statements, writing
 from chatcrm.records.activities import ActivityKind
 from chatcrm.records.conditional import etag
 from chatcrm.records.kind import RecordKind
@@ -122,6 +126,28 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         message, key = api.created
         return ok(message, {"id": view.id, key: view.record}, headers={"ETag": etag(view.version)})
 
+    async def record_history(call: Call, **path: str) -> Response:
+        call.reject_unknown_query(query_names(history_params))
+        record_id = path[api.id_param]
+        workspace_id = await call.workspace()
+        size = listing.read_page_size(call.query("pageSize"))
+        # Deleted records keep their history (an audit trail); never seen: 404.
+        if (
+            not is_id(record_id)
+            or await statements.version(call.conn, kind, workspace_id, record_id) is None
+        ):
+            raise kind.not_found(record_id)
+        page = await reading.read(
+            call.conn,
+            call.request.app.state.events,
+            workspace_id,
+            after=call.query("after") or None,
+            size=size,
+            history_of=record_id,
+        )
+        return ok(m.EVENTS_OBTAINED, {"id": record_id, "events": page.events, "next": page.next})
+
+    history_params = (WORKSPACE_HEADER, WORKSPACE_QUERY, AFTER, PAGE_SIZE)
     list_id, get_id, update_id, create_id = api.operation_ids
     list_summary, get_summary, update_summary, create_summary = api.summaries
     routes.add(
@@ -146,6 +172,17 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         params=(WORKSPACE_HEADER, WORKSPACE_QUERY),
         errors=(404,),
         etag=True,
+    )
+    routes.add(
+        record_history,
+        method="GET",
+        path=f"{api.path}/{{{api.id_param}}}/history",
+        operation_id=f"{kind.name}History",
+        summary=f"History of a {kind.name}: its events, oldest first (deleted ones too)",
+        message=m.EVENTS_OBTAINED,
+        answer=events_page("id"),
+        params=history_params,
+        errors=(400, 404, 422),
     )
     required = api.update_workspace_query_required
     routes.add(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from chatcrm.cli.accounts import accounts, init
+from chatcrm.cli.dispatch import dispatch
 from chatcrm.cli.keys import keys
 from chatcrm.cli.service import migrate, serve
 from chatcrm.cli.workspaces import workspace
@@ -16,7 +17,7 @@ def main() -> None:
     """chatcrm: contacts and opportunities of chat-driven sales teams."""
 
 
-for _command in (serve, migrate, init, accounts, workspace, keys):
+for _command in (serve, dispatch, migrate, init, accounts, workspace, keys):
     main.add_command(_command)
 
 __all__ = ["main"]

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from chatcrm.cli.database import database_url_option, run_db, settings_for
+from chatcrm.cli.dispatch import check_schedule
 from chatcrm.config import Settings
 from chatcrm.db.database import Connection
 from chatcrm.provisioning import NewAccount, demo_if_empty
@@ -41,6 +42,8 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
     from chatcrm import logs
 
     settings = settings_for(database_url)
+    if settings.dispatch:
+        check_schedule(settings)  # one line now, rather than a failed start in each worker
     logs.configure(settings.log_level, json=settings.log_json)
     # Metrics of all workers are summed through files in a fresh directory (ops/metrics.py).
     metrics_dir = tempfile.mkdtemp(prefix="chatcrm-metrics-")

@@ -39,7 +39,8 @@ CONTACT_EMAIL = Email(key_column="email_key")
 FIELDS = FieldTable("contact", [
     Field("id", ID, "id", default=RECORD_ID),
     Field("creationDate", TIMESTAMP, "created_at", default=NOW),
-    Field("assignedAgentId", AGENT, "assigned_agent_id", NULL, OPTIONAL, UPDATE),
+    Field("assignedAgentId", AGENT, "assigned_agent_id", NULL, OPTIONAL, UPDATE,
+          derives="assignedAgentName"),
     Field("assignedAgentName", TEXT, None, NULL, shown=agent_name),
     Field("segmentationId", SEGMENTATION, "segmentation_id", NULL, OPTIONAL, UPDATE),
     Field("lastMessage", LONG_TEXT, "last_message", NULL, OPTIONAL, UPDATE,

@@ -17,6 +17,16 @@ TAG_CREATED = "Tag created successfully."
 SEGMENTATION_CREATED = "Segmentation created successfully."
 AGENT_CREATED = "Agent created successfully."
 ACTIVITIES_OBTAINED = "Activities obtained successfully."
+EVENTS_OBTAINED = LIST_OBTAINED  # the feed and record history (contract D.2, D.3)
+WEBHOOK_CREATED = "Webhook created successfully."
+WEBHOOK_OBTAINED = "Webhook obtained successfully."
+WEBHOOKS_OBTAINED = LIST_PAGE_OBTAINED
+WEBHOOK_UPDATED = "Webhook updated successfully."
+WEBHOOK_DELETED = "Webhook deleted successfully."
+WEBHOOK_SECRET_ROTATED = "Webhook secret rotated successfully."
+WEBHOOK_TEST_QUEUED = "Test event queued successfully."
+DELIVERIES_OBTAINED = LIST_PAGE_OBTAINED
+EVENTS_QUEUED = "Events queued successfully."
 HEALTHY = "Service is healthy."
 READY = "Service is ready."
 
@@ -39,3 +49,7 @@ VALIDATION_ERROR = "VALIDATION_ERROR"
 RATE_LIMITED = "RATE_LIMITED"
 INTERNAL_ERROR = "INTERNAL_ERROR"
 SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
+# Contract D.5.
+INVALID_CURSOR = "INVALID_CURSOR"
+WEBHOOK_NOT_FOUND = "WEBHOOK_NOT_FOUND"
+CONTACT_DELETED_CONFLICT = "CONTACT_DELETED_CONFLICT"

@@ -1,4 +1,5 @@
-"""The database of a running service: pools, and the one connection each request uses.
+"""The database of a running service: pools, and the one connection each request uses
+(its `Connection` is in db/connection.py).
 
 `Database.connection()` gives a request (or a command) its `Connection`: a driver
 connection is taken from the pool at the first statement and given back, once, by
@@ -16,233 +17,18 @@ back and continues on the writer, inside `BEGIN IMMEDIATE`: never two connection
 from __future__ import annotations
 
 import asyncio
-import itertools
-from collections.abc import AsyncIterator, Iterable, Mapping
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import aiosqlite
 import asyncpg
-from sqlalchemy.sql import ClauseElement
 
 from chatcrm.config import Settings
-from chatcrm.db.compiled import Compiled, compiled
+from chatcrm.db.connection import Connection, Held, Row
 from chatcrm.db.engine import async_url
 from chatcrm.db.errors import Unavailable, translate
 from chatcrm.db.sqlite_pool import SqlitePool
-
-Row = dict[str, Any]
-
-
-class _Held:
-    """The driver connection a `Connection` holds right now, and how to give it back."""
-
-    __slots__ = ("raw", "release", "writer")
-
-    def __init__(self, raw: Any, release: Any, *, writer: bool) -> None:
-        self.raw = raw
-        self.release = release
-        self.writer = writer
-
-
-class Connection:
-    """The one database connection of a request or a command (see the module docstring)."""
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-        self.dialect = db.dialect
-        self._held: _Held | None = None
-        self._pg_transaction: Any = None
-        self._savepoints = itertools.count(1)
-        self._open_savepoints: list[str] = []
-        self.in_transaction = False
-        self.finished = False
-        # Commit at `finish()` whatever the answer's status: set by the idempotency layer
-        # once it has undone the handler's changes and stored the (error) answer to replay.
-        self.commit_on_error = False
-
-    # --- statements --------------------------------------------------------------------------
-
-    async def fetch(
-        self, stmt: ClauseElement, params: Mapping[str, Any] | None = None
-    ) -> list[Row]:
-        """Result rows as dicts (also of INSERT/UPDATE … RETURNING)."""
-        params = params or {}
-        c = compiled(stmt, self.dialect, keys=_column_keys(params))
-        raw = await self._raw_for(c)
-        args = c.args(params)
-        try:
-            if self.dialect == "postgresql":
-                records = await raw.fetch(c.sql, *args)
-            else:
-                async with raw.execute(c.sql, args) as cursor:
-                    records = await cursor.fetchall()
-        except Exception as exc:
-            raise translate(exc) from exc
-        return [c.row(record) for record in records]
-
-    async def fetchrow(
-        self, stmt: ClauseElement, params: Mapping[str, Any] | None = None
-    ) -> Row | None:
-        rows = await self.fetch(stmt, params)
-        return rows[0] if rows else None
-
-    async def fetchval(self, stmt: ClauseElement, params: Mapping[str, Any] | None = None) -> Any:
-        row = await self.fetchrow(stmt, params)
-        return None if row is None else next(iter(row.values()))
-
-    async def execute(self, stmt: ClauseElement, params: Mapping[str, Any] | None = None) -> int:
-        """Run a statement without result rows; returns the number of rows it changed.
-        For an INSERT or UPDATE without explicit values, the parameters' keys name the
-        columns written."""
-        params = params or {}
-        c = compiled(stmt, self.dialect, keys=_column_keys(params))
-        raw = await self._raw_for(c)
-        args = c.args(params)
-        try:
-            if self.dialect == "postgresql":
-                status: str = await raw.execute(c.sql, *args)
-                return int(status.rsplit(" ", 1)[-1]) if status[-1:].isdigit() else 0
-            async with raw.execute(c.sql, args) as cursor:
-                return int(cursor.rowcount)
-        except Exception as exc:
-            raise translate(exc) from exc
-
-    async def executemany(self, stmt: ClauseElement, rows: Iterable[Mapping[str, Any]]) -> None:
-        batch = list(rows)
-        if not batch:
-            return
-        c = compiled(stmt, self.dialect, keys=_column_keys(batch[0]))
-        raw = await self._raw_for(c)
-        args = [c.args(row) for row in batch]
-        try:
-            await raw.executemany(c.sql, args)
-        except Exception as exc:
-            raise translate(exc) from exc
-
-    # --- transaction ---------------------------------------------------------------------------
-
-    async def begin(self) -> None:
-        """Open the transaction (once; later calls do nothing). `finish()` ends it."""
-        if self.in_transaction:
-            return
-        if self.dialect == "postgresql":
-            held = await self._hold(writer=False)
-            transaction = held.raw.transaction()
-            try:
-                await transaction.start()
-            except Exception as exc:
-                raise translate(exc) from exc
-            self._pg_transaction = transaction
-        else:
-            held = await self._hold(writer=True)
-            # IMMEDIATE: take the write lock up front, so a read-then-write transaction never
-            # fails half-way with "database is locked" when another writer got there first.
-            await self._sql(held.raw, "BEGIN IMMEDIATE")
-        self.in_transaction = True
-
-    @asynccontextmanager
-    async def savepoint(self) -> AsyncIterator[None]:
-        """A part of the transaction (begun here if needed) undone alone when it fails."""
-        await self.begin()
-        assert self._held is not None
-        raw = self._held.raw
-        name = f"sp_{next(self._savepoints)}"
-        await self._sql(raw, f"SAVEPOINT {name}")
-        self._open_savepoints.append(name)
-        try:
-            yield
-        except BaseException:
-            await self._sql(raw, f"ROLLBACK TO SAVEPOINT {name}")
-            await self._sql(raw, f"RELEASE SAVEPOINT {name}")
-            raise
-        finally:
-            self._open_savepoints.remove(name)
-        await self._sql(raw, f"RELEASE SAVEPOINT {name}")
-
-    async def recover(self) -> None:
-        """After a statement the database refused: undo the work since the innermost
-        savepoint, or the whole transaction when there is none, so that the connection
-        can be used again (PostgreSQL refuses every statement of a failed transaction)."""
-        held = self._held
-        if held is None or not self.in_transaction:
-            return
-        if self._open_savepoints:
-            await self._sql(held.raw, f"ROLLBACK TO SAVEPOINT {self._open_savepoints[-1]}")
-            return
-        self.in_transaction = False
-        await self._end(held, "ROLLBACK")
-
-    async def finish(self, *, commit: bool) -> None:
-        """Commit (or roll back) the transaction, if one was begun, and give the driver
-        connection back. Called once per request, before its answer is sent; later calls
-        do nothing."""
-        if self.finished:
-            return
-        self.finished = True
-        held, self._held = self._held, None
-        if held is None:
-            return
-        try:
-            if self.in_transaction:
-                self.in_transaction = False
-                if commit:
-                    await self._end(held, "COMMIT")
-                else:
-                    await _quietly(self._end(held, "ROLLBACK"))
-        finally:
-            await held.release(held.raw)
-
-    # --- inside ------------------------------------------------------------------------------
-
-    async def _raw_for(self, c: Compiled) -> Any:
-        held = self._held
-        if held is not None and (not c.writes or held.writer or self.dialect == "postgresql"):
-            return held.raw
-        if c.writes and self.dialect == "sqlite":
-            # Every SQLite write goes through the process's one writer, in a transaction.
-            await self.begin()
-            assert self._held is not None
-            return self._held.raw
-        return (await self._hold(writer=False)).raw
-
-    async def _hold(self, *, writer: bool) -> _Held:
-        if self.finished:
-            raise RuntimeError("the connection of this request is already finished")
-        held = self._held
-        if held is not None and (held.writer or not writer or self.dialect == "postgresql"):
-            return held
-        if held is not None:  # a SQLite reader, to be traded for the writer
-            self._held = None
-            await held.release(held.raw)
-        self._held = await self._db.acquire(writer=writer)
-        return self._held
-
-    async def _end(self, held: _Held, verb: str) -> None:
-        if self.dialect == "postgresql":
-            transaction, self._pg_transaction = self._pg_transaction, None
-            try:
-                await (transaction.commit() if verb == "COMMIT" else transaction.rollback())
-            except Exception as exc:
-                raise translate(exc) from exc
-        else:
-            await self._sql(held.raw, verb)
-
-    async def _sql(self, raw: Any, sql: str) -> None:
-        """A statement without parameters or results (transaction control)."""
-        try:
-            if self.dialect == "postgresql":
-                await raw.execute(sql)
-            else:
-                async with raw.execute(sql):
-                    pass
-        except Exception as exc:
-            raise translate(exc) from exc
-
-
-def _column_keys(params: Mapping[str, Any]) -> list[str]:
-    # Bound parameters of WHERE clauses start with "_"; the other keys are columns.
-    return [key for key in params if not key.startswith("_")]
 
 
 class Database:
@@ -263,6 +49,8 @@ class Database:
         # `reset_peak()` (tests check that a request never holds two).
         self.in_use = 0
         self.peak_in_use = 0
+        # Called after a commit that wrote events (the publisher's wake-up; events/).
+        self.on_events_committed: Callable[[], None] | None = None
 
     @property
     def is_sqlite(self) -> bool:
@@ -295,7 +83,7 @@ class Database:
             await conn.begin()
             yield conn
 
-    async def acquire(self, *, writer: bool) -> _Held:
+    async def acquire(self, *, writer: bool) -> Held:
         """A driver connection (SQLite: the writer or a reader) and the way to give it back."""
         if self.dialect == "postgresql":
             try:
@@ -318,7 +106,7 @@ class Database:
             self.in_use -= 1
             await release(raw_conn)
 
-        return _Held(raw, give_back, writer=writer)
+        return Held(raw, give_back, writer=writer)
 
     def reset_peak(self) -> None:
         self.peak_in_use = self.in_use
@@ -327,18 +115,11 @@ class Database:
         if self._pg is None:
             async with self._pg_lock:
                 if self._pg is None:
-                    url = self._url
                     s = self.settings
                     # min_size 0: the service starts, and answers 503, while the database
                     # is down; connections are opened on demand and replaced when broken.
-                    # `?host=/var/run/postgresql` selects a Unix socket, as in libpq URLs.
-                    socket_dir = url.query.get("host")
                     self._pg = await asyncpg.create_pool(
-                        host=url.host or (socket_dir if isinstance(socket_dir, str) else None),
-                        port=url.port,
-                        user=url.username,
-                        password=url.password,
-                        database=url.database,
+                        **self._pg_address(),
                         min_size=0,
                         max_size=s.db_pool_size + s.db_max_overflow,
                         max_inactive_connection_lifetime=300,
@@ -349,6 +130,29 @@ class Database:
                         server_settings={"application_name": "chatcrm"},
                     )
         return self._pg
+
+    def _pg_address(self) -> dict[str, Any]:
+        url = self._url
+        # `?host=/var/run/postgresql` selects a Unix socket, as in libpq URLs.
+        socket_dir = url.query.get("host")
+        return {
+            "host": url.host or (socket_dir if isinstance(socket_dir, str) else None),
+            "port": url.port,
+            "user": url.username,
+            "password": url.password,
+            "database": url.database,
+        }
+
+    async def dedicated(self) -> asyncpg.Connection:
+        """A PostgreSQL connection outside the pool, for a session that lasts (LISTEN)."""
+        try:
+            return await asyncpg.connect(
+                **self._pg_address(),
+                timeout=self.settings.db_connect_timeout,
+                server_settings={"application_name": "chatcrm"},
+            )
+        except Exception as exc:
+            raise translate(exc) from exc
 
     def pool_stats(self) -> tuple[int, int]:
         """(connections in use, connections open) in this process."""
@@ -372,12 +176,6 @@ async def _keep_session(_: asyncpg.Connection) -> None:
     """Replaces asyncpg's reset query on release (one round trip per request): we never
     change session state (no SET, LISTEN, cursors or session-level locks), and asyncpg
     still rolls back any transaction left open."""
-
-
-async def _quietly(awaitable: Any) -> None:
-    """Best-effort cleanup after a failure: the original error is the one to report."""
-    with suppress(Exception):  # the connection may be gone already
-        await awaitable
 
 
 __all__ = ["Connection", "Database", "Row", "Unavailable"]

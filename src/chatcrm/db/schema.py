@@ -6,6 +6,8 @@ tables (contacts, opportunities) are built from their field tables, in their pac
 """
 
 from sqlalchemy import (
+    BigInteger,
+    Boolean,
     Column,
     Float,
     ForeignKeyConstraint,
@@ -16,6 +18,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    text,
 )
 
 from chatcrm.db.types import UTCDateTime
@@ -210,4 +213,93 @@ opportunity_code_counters = Table(
     Column("last_value", Integer, nullable=False),
     PrimaryKeyConstraint("workspace_id", "year"),
     ForeignKeyConstraint(["workspace_id"], ["workspaces.id"]),
+)
+
+# --- events and webhooks (contract D) ---------------------------------------------------------
+
+# The outbox: one row per event, written in the transaction of the change it records.
+# `seq` is the order of insertion; `position` the order of the feed, handed out after commit
+# by the publisher (events/publisher.py) in commit order, so a reader never sees a position
+# appear behind one it has passed. position 0: an event that is never in the feed
+# (webhook.test, delivered to one endpoint only).
+events = Table(
+    "events",
+    metadata,
+    Column("workspace_id", ID, nullable=False),
+    Column("id", String(40), nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("position", BigInteger, nullable=True),
+    Column("type", String(40), nullable=False),
+    Column("record_id", ID, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("body", Text, nullable=False),  # the event object, as JSON, as sent and shown
+    PrimaryKeyConstraint("workspace_id", "id"),
+    ForeignKeyConstraint(["workspace_id"], ["workspaces.id"]),
+    Index("ix_events_feed", "workspace_id", "position"),
+    Index("ix_events_record", "workspace_id", "record_id", "position"),
+    Index(
+        "ix_events_unpublished",
+        "seq",
+        sqlite_where=text("position IS NULL"),
+        postgresql_where=text("position IS NULL"),
+    ),
+    Index("ix_events_created", "created_at"),
+)
+
+# The last feed position handed out (one row). Its row lock is the publishers' mutex.
+event_positions = Table(
+    "event_positions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("last_position", BigInteger, nullable=False),
+)
+
+webhooks = Table(
+    "webhooks",
+    metadata,
+    Column("workspace_id", ID, nullable=False),
+    Column("id", ID, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("event_types", Text, nullable=False),  # JSON array, as given
+    Column("description", Text, nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("disabled_reason", String(16), nullable=True),
+    Column("secret", String(64), nullable=False),
+    # The secret before the last rotation, still signed with until it expires.
+    Column("previous_secret", String(64), nullable=True),
+    Column("previous_secret_expires_at", UTCDateTime, nullable=True),
+    Column("consecutive_failures", Integer, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "id"),
+    ForeignKeyConstraint(["workspace_id"], ["workspaces.id"]),
+    Index("ix_webhooks_list", "workspace_id", "created_at", "id"),
+)
+
+# One row per event and endpoint: its state, and the lease of the attempt under way
+# (`next_attempt_at` is moved past the attempt's deadline when a dispatcher claims it).
+webhook_deliveries = Table(
+    "webhook_deliveries",
+    metadata,
+    Column("workspace_id", ID, nullable=False),
+    Column("webhook_id", ID, nullable=False),
+    Column("event_id", String(40), nullable=False),
+    Column("event_type", String(40), nullable=False),
+    Column("status", String(16), nullable=False),  # pending, succeeded, failed
+    Column("attempts", Integer, nullable=False),
+    Column("next_attempt_at", UTCDateTime, nullable=True),
+    Column("last_attempt_at", UTCDateTime, nullable=True),
+    Column("last_response_status", Integer, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "webhook_id", "event_id"),
+    ForeignKeyConstraint(["workspace_id", "webhook_id"], ["webhooks.workspace_id", "webhooks.id"]),
+    ForeignKeyConstraint(["workspace_id", "event_id"], ["events.workspace_id", "events.id"]),
+    Index("ix_webhook_deliveries_list", "workspace_id", "webhook_id", "created_at", "event_id"),
+    Index(
+        "ix_webhook_deliveries_due",
+        "next_attempt_at",
+        sqlite_where=text("status = 'pending'"),
+        postgresql_where=text("status = 'pending'"),
+    ),
 )

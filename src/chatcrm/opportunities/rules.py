@@ -3,10 +3,12 @@ and the opportunity code drawn on create."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, bindparam, case, text
+from sqlalchemy import ColumnElement, Integer, bindparam, case, not_, text
 
+from chatcrm.core.jsontext import dumps
 from chatcrm.db.database import Connection
 from chatcrm.db.types import Money
 from chatcrm.records.changes import Change, Effect
@@ -48,16 +50,30 @@ def _followed_amount(c: Any) -> ColumnElement[Any]:
     return case((c.final_amount_set, c.final_amount), else_=bindparam("_amount", type_=Money()))
 
 
+def _follows(c: Any) -> ColumnElement[bool]:
+    return not_(c.final_amount_set)
+
+
 class _FollowAmount(Effect):
     """finalAmount follows amount until it is set explicitly."""
 
     direct = True
     sets = ("finalAmount",)
+    statement_flag = staticmethod(_follows)
 
     async def apply(self, change: Change) -> None:
         if "finalAmount" not in change.clean:
             change.expressions["final_amount"] = _followed_amount
             change.params["_amount"] = change.clean["amount"]
+
+    def set_by_statement(
+        self, clean: Mapping[str, Any], record: Mapping[str, Any]
+    ) -> tuple[str, ...]:
+        # finalAmount followed when it now equals the new amount (set apart, it kept its own).
+        # Compared as the JSON they render to: the database hands money over as fragments.
+        if "finalAmount" in clean or dumps(record["finalAmount"]) != dumps(record["amount"]):
+            return ()
+        return self.sets
 
 
 _NEXT_CODE = text(

@@ -4,6 +4,7 @@ same flow for both, over an activity kind (its field table, its table, its recor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from typing import Any
 
@@ -12,12 +13,13 @@ from sqlalchemy import Select, Table, bindparam, insert, select
 from chatcrm.core.errors import require_valid
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.pagination import TokenCodec
-from chatcrm.core.timestamps import utcnow
+from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection
 from chatcrm.db.keyset import list_with_token
+from chatcrm.events.outbox import write_event
 from chatcrm.records import bodies, statements
 from chatcrm.records.defaults import Creation
-from chatcrm.records.fields import FieldTable
+from chatcrm.records.fields import FULL, FieldTable
 from chatcrm.records.kind import RecordKind
 from chatcrm.records.references import live_record_exists
 from chatcrm.records.writing import fill
@@ -64,6 +66,33 @@ async def add(
     if activities.changes_owner:
         touched = {"modified_at": now, **dict.fromkeys(owner.touch, now)}
         await statements.update_record(conn, owner, workspace_id, record_id, touched)
+    await write_event(
+        conn,
+        workspace_id=workspace_id,
+        type=f"{owner.name}.activity.created",
+        record_id=record_id,
+        record_version=await statements.version(conn, owner, workspace_id, record_id),
+        changed=[],
+        data={f"{owner.name}Id": record_id, "activity": _event_activity(activities, creation)},
+        now=now,
+    )
+
+
+def _event_activity(activities: ActivityKind, creation: Creation) -> dict[str, Any]:
+    """An activity as events show it (contract D.1): `{id, categoryType, content, date,
+    createdBy}`, categoryType null where the kind has none (a contact's)."""
+    values = creation.values
+    shown = {f.wire: values[f.wire] for f in activities.fields.shape(FULL)}
+    return {
+        key: iso(value) if isinstance(value, datetime) else value
+        for key, value in (
+            ("id", shown["id"]),
+            ("categoryType", shown.get("categoryType")),
+            ("content", shown["content"]),
+            ("date", shown["date"]),
+            ("createdBy", shown["createdBy"]),
+        )
+    }
 
 
 @cache

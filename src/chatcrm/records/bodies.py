@@ -86,9 +86,17 @@ def _settle(f: Field, values: list[tuple[str, Any]], given: Given) -> None:
         given.keys[f.wire] = key
 
 
-def update_names(table: FieldTable, body: dict[str, Any], *, record_id: str) -> list[str]:
+def update_names(
+    table: FieldTable,
+    body: dict[str, Any],
+    *,
+    record_id: str,
+    id_source: str = "the query parameter 'id'",
+) -> list[str]:
     """The fields `paramToUpdate` names, in the order named; 400 for every structural
-    mistake (missing, unknown, read-only, absent from the body, extra keys, another id)."""
+    mistake (missing, unknown, read-only, absent from the body, extra keys, another id).
+    `id_source`: where the request names the record, for the message of a body `id`
+    that differs."""
     listing = ", ".join(table.updatable)
     if PARAM not in body:
         raise BadRequest.field(
@@ -131,7 +139,7 @@ def update_names(table: FieldTable, body: dict[str, Any], *, record_id: str) -> 
                 f"fields named in '{PARAM}'.",
             )
     if "id" in body and body["id"] != record_id:
-        raise BadRequest.field("id", "The body 'id' does not match the query parameter 'id'.")
+        raise BadRequest.field("id", f"The body 'id' does not match {id_source}.")
     return names
 
 

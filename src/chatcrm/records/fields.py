@@ -10,7 +10,7 @@ update bodies and the OpenAPI schemas. Adding a field is one line here and a mig
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import MISSING
 from enum import Enum
 from typing import Any
@@ -64,6 +64,7 @@ class Field:
         "column",
         "create",
         "default",
+        "derives",
         "description",
         "effect",
         "nullable",
@@ -83,6 +84,7 @@ class Field:
         *flags: Flag,
         default: Any = MISSING,
         stamps: str | tuple[str, ...] = (),
+        derives: str | tuple[str, ...] = (),
         effect: Effect | None = None,
         after: After | None = None,
         shown: Shown | None = None,
@@ -105,6 +107,8 @@ class Field:
         self.default = default
         # Timestamp fields set to now when this one changes.
         self.stamps = (stamps,) if isinstance(stamps, str) else stamps
+        # Fields computed from this one when read (assignedAgentName from the agent id).
+        self.derives = (derives,) if isinstance(derives, str) else derives
         self.effect = effect
         self.after = after
         self.shown = shown
@@ -128,7 +132,8 @@ class Field:
 
     @property
     def sets(self) -> tuple[str, ...]:
-        return self.stamps + (self.effect.sets if self.effect else ())
+        """The other fields a change of this one may set."""
+        return self.stamps + self.derives + (self.effect.sets if self.effect else ())
 
     def store(self, value: Any) -> dict[str, Any]:
         """The column values of this field's value (most fields: one)."""
@@ -146,8 +151,8 @@ class FieldTable:
         self.by_wire = {f.wire: f for f in self.fields}
         assert len(self.by_wire) == len(self.fields), f"{name}: a wire name is repeated"
         for f in self.fields:
-            for stamped in f.stamps:
-                assert stamped in self.by_wire, f"{name}.{f.wire} stamps unknown {stamped}"
+            for other in (*f.stamps, *f.derives, *(f.effect.sets if f.effect else ())):
+                assert other in self.by_wire, f"{name}.{f.wire} sets unknown {other}"
         self.updatable = tuple(f.wire for f in self.fields if f.update)
         # Shown but never written by an update: naming one is a 400 that says so.
         self.read_only = frozenset(f.wire for f in self.fields if f.shapes and not f.update)
@@ -219,6 +224,33 @@ class FieldTable:
                         ["workspace_id", f.column], [f"{table}.workspace_id", f"{table}.id"]
                     )
                 )
+        return out
+
+    def changed(
+        self,
+        clean: Mapping[str, Any],
+        *,
+        columns: Iterable[str],
+        by_statement: Iterable[str] = (),
+    ) -> list[str]:
+        """What an update set, as an event's `changed` (contract D.1), in key order: the
+        named fields, the fields of the columns it wrote (stamps, effects, the columns
+        every change touches), the fields derived from the named ones, and `by_statement`
+        (what an effect computed inside the statement did set)."""
+        wanted: set[str] = {*clean, *by_statement}
+        for wire in clean:
+            wanted.update(self.by_wire[wire].derives)
+        written = set(columns)
+        return [f.wire for f in self.fields if f.wire in wanted or f.column in written]
+
+    def set_by_statement(self, clean: Mapping[str, Any], record: Mapping[str, Any]) -> list[str]:
+        """What the named fields' effects set inside the statement, told from the record
+        after it."""
+        out: list[str] = []
+        for wire in clean:
+            effect = self.by_wire[wire].effect
+            if effect is not None:
+                out.extend(effect.set_by_statement(clean, record))
         return out
 
     def all_direct(self, names: list[str]) -> bool:

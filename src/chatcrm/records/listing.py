@@ -118,7 +118,8 @@ class Filtering:
     digest: str
 
 
-def _page_size(text: str | None, errors: list[FieldError]) -> int:
+def page_size(text: str | None, errors: list[FieldError]) -> int:
+    """`pageSize` (default 20), its error collected into `errors`."""
     if not text:
         return DEFAULT_PAGE_SIZE
     # ASCII digits only: str.isdigit() is also true for "²", which int() refuses.
@@ -133,7 +134,7 @@ def _page_size(text: str | None, errors: list[FieldError]) -> int:
 def read_page_size(text: str | None) -> int:
     """`pageSize` alone (lists without filters)."""
     errors: list[FieldError] = []
-    size = _page_size(text, errors)
+    size = page_size(text, errors)
     require_valid(errors)
     return size
 
@@ -160,7 +161,7 @@ def read_filters(
             variant, bound = f.bind(value, dialect)
             variants.append(variant)
             params.update(bound)
-    size = _page_size(query.get("pageSize"), errors)
+    size = page_size(query.get("pageSize"), errors)
     require_valid(errors)
     return Filtering(tuple(variants), params, filters_digest(tuple(values))), size
 

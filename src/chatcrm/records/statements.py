@@ -36,14 +36,17 @@ class View:
         return str(self.record["id"])
 
 
-def _view(row: dict[str, Any] | None) -> View | None:
-    if row is None:
-        return None
+def view_of(row: dict[str, Any]) -> View:
+    """A row selected in a shape, with its `_version`, as a View."""
     version = row.pop("_version")
     return View(version=version, record=row)
 
 
-def _live(kind: RecordKind) -> tuple[ColumnElement[bool], ...]:
+def _view(row: dict[str, Any] | None) -> View | None:
+    return None if row is None else view_of(row)
+
+
+def live_filter(kind: RecordKind) -> tuple[ColumnElement[bool], ...]:
     c = kind.table.c
     return (c.workspace_id == bindparam("_ws"), c.id == bindparam("_id"), c.deleted_at.is_(None))
 
@@ -57,7 +60,7 @@ def shape_statement(kind: RecordKind, shape: str, dialect: str) -> Select[Any]:
 
 @cache
 def _get_statement(kind: RecordKind, shape: str, dialect: str) -> Select[Any]:
-    return shape_statement(kind, shape, dialect).where(*_live(kind))
+    return shape_statement(kind, shape, dialect).where(*live_filter(kind))
 
 
 async def get(
@@ -71,10 +74,45 @@ async def get(
 
 
 @cache
+def _version_statement(kind: RecordKind) -> Select[Any]:
+    c = kind.table.c
+    return select(c.version).where(c.workspace_id == bindparam("_ws"), c.id == bindparam("_id"))
+
+
+async def version(
+    conn: Connection, kind: RecordKind, workspace_id: str, record_id: str
+) -> int | None:
+    """A record's version now, deleted or not; None for an id never seen in the workspace."""
+    value = await conn.fetchval(_version_statement(kind), {"_ws": workspace_id, "_id": record_id})
+    return None if value is None else int(value)
+
+
+@cache
+def _any_statement(kind: RecordKind, shape: str, dialect: str) -> Select[Any]:
+    c = kind.table.c
+    return shape_statement(kind, shape, dialect).where(
+        c.workspace_id == bindparam("_ws"), in_id_list(c.id, "_ids", dialect)
+    )
+
+
+async def get_any(
+    conn: Connection, kind: RecordKind, workspace_id: str, record_ids: list[str], shape: str
+) -> list[View]:
+    """Records in a shape, deleted ones too (what a delete's events show)."""
+    if not record_ids:
+        return []
+    rows = await conn.fetch(
+        _any_statement(kind, shape, conn.dialect),
+        {"_ws": workspace_id, "_ids": id_list(record_ids, conn.dialect)},
+    )
+    return [view_of(row) for row in rows]
+
+
+@cache
 def _lock_statement(kind: RecordKind) -> Select[Any]:
     # PostgreSQL: FOR UPDATE, so concurrent updates of one record apply one after the
     # other and none is lost. SQLite ignores it: the transaction holds the write lock.
-    return select(kind.table).where(*_live(kind)).with_for_update()
+    return select(kind.table).where(*live_filter(kind)).with_for_update()
 
 
 async def lock(
@@ -108,7 +146,7 @@ def _update_statement(
     """UPDATE of a live record: the SET clause holds the parameters' columns (from their
     keys), the version bump and `expressions` (columns computed from the row itself)."""
     c = kind.table.c
-    stmt = update(kind.table).where(*_live(kind))
+    stmt = update(kind.table).where(*live_filter(kind))
     if versioned:
         stmt = stmt.where(c.version == bindparam("_version"))
     stmt = stmt.values(version=c.version + 1, **{col: build(c) for col, build in expressions})

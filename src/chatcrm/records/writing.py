@@ -12,14 +12,17 @@ from typing import Any
 
 from chatcrm.core.errors import require_valid
 from chatcrm.core.ids import is_id, new_id
-from chatcrm.core.timestamps import utcnow
+from chatcrm.core.jsontext import to_text
+from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection
 from chatcrm.db.errors import UniqueViolation
+from chatcrm.events.outbox import new_event_id, write_event
 from chatcrm.records import bodies, statements
 from chatcrm.records.bodies import Given
 from chatcrm.records.changes import Change
 from chatcrm.records.conditional import check_if_match, explain_unmatched, simple_if_match
 from chatcrm.records.defaults import Creation, Default
+from chatcrm.records.evented_update import update_with_event
 from chatcrm.records.fields import FieldTable
 from chatcrm.records.kind import RecordKind, Write
 from chatcrm.records.references import References
@@ -87,7 +90,33 @@ async def create(
     for f in kind.fields:
         if f.after is not None:
             await f.after.write(creation, creation.values[f.wire], created=True)
-    return await get(conn, kind, workspace_id, record_id, shape=kind.written_shape)
+    view = await get(conn, kind, workspace_id, record_id, shape=kind.written_shape)
+    await record_event(conn, kind, "created", workspace_id, view, now=now)
+    return view
+
+
+async def record_event(
+    conn: Connection,
+    kind: RecordKind,
+    what: str,
+    workspace_id: str,
+    view: View,
+    *,
+    now: datetime,
+    changed: list[str] | None = None,
+) -> None:
+    """The outbox event of a change of a record (`contact.created`, …), in its transaction;
+    `data` is the record as the change answers it, `recordVersion` its version after."""
+    await write_event(
+        conn,
+        workspace_id=workspace_id,
+        type=f"{kind.name}.{what}",
+        record_id=view.id,
+        record_version=view.version,
+        changed=changed or [],
+        data=view.record,
+        now=now,
+    )
 
 
 async def fill(fields: FieldTable, given: Given, creation: Creation) -> None:
@@ -129,14 +158,23 @@ async def update(
     simple, version = simple_if_match(if_match)
     try:
         if simple and kind.fields.all_direct(names):
-            return await _update_directly(conn, kind, write, version, if_match)
-        return await _update_under_lock(conn, kind, write, if_match)
+            if conn.dialect == "postgresql":
+                return await _update_with_event(conn, kind, write, version, if_match)
+            view, change = await _update_directly(conn, kind, write, version, if_match)
+        else:
+            view, change = await _update_under_lock(conn, kind, write, if_match)
     except UniqueViolation:
         # A concurrent writer got there first, or a one-statement update hit a unique
         # index: the kind names the conflict (409), after the failed statement is undone.
         await conn.recover()
         await kind.explain_conflict(conn, write)
         raise
+    fields, clean = kind.fields, write.given.clean
+    changed = fields.changed(
+        clean, columns=change.columns, by_statement=fields.set_by_statement(clean, view.record)
+    )
+    await record_event(conn, kind, "updated", workspace_id, view, now=now, changed=changed)
+    return view
 
 
 async def _change(
@@ -173,11 +211,12 @@ async def _change(
 
 async def _update_directly(
     conn: Connection, kind: RecordKind, write: Write, version: int | None, if_match: str | None
-) -> View:
+) -> tuple[View, Change]:
     """Fields whose columns follow from the request alone (most bot updates: a name, a
-    flag, the last message, an amount): one UPDATE … RETURNING, atomic on its own, one
-    round trip. A row not matched is explained by a read (404 or 412)."""
+    flag, the last message, an amount): one UPDATE … RETURNING (then its event), with no
+    read before it. A row not matched is explained by a read (404 or 412)."""
     change = await _change(conn, kind, write, current=None)
+    await conn.begin()
     view = await statements.update_record(
         conn,
         kind,
@@ -193,12 +232,54 @@ async def _update_directly(
         record_id = write.record_id
         current = await statements.get(conn, kind, write.workspace_id, record_id, kind.read_shape)
         explain_unmatched(current, if_match, kind.not_found(record_id))
+    assert view is not None
+    return view, change
+
+
+async def _update_with_event(
+    conn: Connection, kind: RecordKind, write: Write, version: int | None, if_match: str | None
+) -> View:
+    """`_update_directly` and its event as one statement (PostgreSQL, records/evented_update.py)."""
+    change = await _change(conn, kind, write, current=None)
+    fields, clean = kind.fields, write.given.clean
+    flagged = [e for w in clean if (e := fields[w].effect) and e.statement_flag is not None]
+    assert len(flagged) <= 1, "one effect decided inside the statement at most"
+    event = {
+        "_event_id": new_event_id(),
+        "_event_type": f"{kind.name}.updated",
+        "_created": iso(write.now),
+        "_event_at": write.now,
+        "_changed": to_text(fields.changed(clean, columns=change.columns)),
+    }
+    if flagged:
+        sets = flagged[0].sets
+        event["_changed_flagged"] = to_text(
+            fields.changed(clean, columns=change.columns, by_statement=sets)
+        )
+    view = await update_with_event(
+        conn,
+        kind,
+        workspace_id=write.workspace_id,
+        record_id=write.record_id,
+        columns=change.columns,
+        expressions=change.expressions,
+        params=change.params,
+        version=version,
+        shape=kind.written_shape,
+        event=event,
+        flag=flagged[0].statement_flag if flagged else None,
+    )
+    if view is None:
+        record_id = write.record_id
+        current = await statements.get(conn, kind, write.workspace_id, record_id, kind.read_shape)
+        explain_unmatched(current, if_match, kind.not_found(record_id))
+    conn.wrote_events = True
     return view
 
 
 async def _update_under_lock(
     conn: Connection, kind: RecordKind, write: Write, if_match: str | None
-) -> View:
+) -> tuple[View, Change]:
     """Fields whose rules read the stored record or the database (stage moves, solved,
     tags, references…): the record is row-locked for the time of the update."""
     record_id = write.record_id
@@ -223,7 +304,8 @@ async def _update_under_lock(
         after = kind.fields[wire].after
         if after is not None:
             await after.write(change, value, created=False)
-    return await get(conn, kind, write.workspace_id, record_id, shape=kind.written_shape)
+    view = await get(conn, kind, write.workspace_id, record_id, shape=kind.written_shape)
+    return view, change
 
 
 # --- delete ------------------------------------------------------------------------------
@@ -246,7 +328,7 @@ async def delete_one(
     if current is None:
         raise kind.not_found(record_id)
     check_if_match(if_match, current["version"])
-    await statements.soft_delete(conn, kind, workspace_id, [record_id], key_id=key_id, now=utcnow())
+    await delete(conn, kind, workspace_id=workspace_id, record_ids=[record_id], key_id=key_id)
 
 
 async def delete(
@@ -258,12 +340,18 @@ async def delete(
     key_id: str,
     now: datetime | None = None,
 ) -> set[str]:
-    """Soft delete: the rows stay (nothing is lost) but leave every read and list."""
-    return await statements.soft_delete(
-        conn,
-        kind,
-        workspace_id,
-        [i for i in record_ids if is_id(i)],
-        key_id=key_id,
-        now=now or utcnow(),
+    """Soft delete: the rows stay (nothing is lost) but leave every read and list; each
+    deleted record's event shows it as deleted."""
+    now = now or utcnow()
+    deleted = await statements.soft_delete(
+        conn, kind, workspace_id, [i for i in record_ids if is_id(i)], key_id=key_id, now=now
     )
+    # In the order asked, so a batch's events follow its body.
+    ordered = [i for i in dict.fromkeys(record_ids) if i in deleted]
+    views = {
+        v.id: v
+        for v in await statements.get_any(conn, kind, workspace_id, ordered, kind.written_shape)
+    }
+    for record_id in ordered:
+        await record_event(conn, kind, "deleted", workspace_id, views[record_id], now=now)
+    return deleted

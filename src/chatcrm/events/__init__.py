@@ -1,0 +1,1 @@
+"""Events (contract D): the outbox written with every change, the feed, record history."""

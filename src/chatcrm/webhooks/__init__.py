@@ -1,0 +1,2 @@
+"""Webhooks (contract D.4): endpoints of a workspace, their secrets, and the signed
+deliveries of events to them."""

@@ -1,0 +1,168 @@
+"""Where a webhook may send: the server-side request forgery rules of contract D.4.
+
+A receiver whose host is, or resolves to, a loopback, private (RFC 1918, fc00::/7),
+link-local, CGNAT (100.64/10), multicast or unspecified address (0.0.0.0/8 too) is refused,
+unless `CHATCRM_WEBHOOK_ALLOW_PRIVATE=1`. IPv6 forms that carry an IPv4 address
+(`::ffff:127.0.0.1`, `::127.0.0.1`, NAT64, 6to4, Teredo) are judged by that address.
+
+Two moments use these rules:
+- create and update (`refused_reason`): a literal address is judged as it is; a name is
+  resolved (at most `RESOLVE_TIMEOUT` seconds) and every address it gives is judged. A name
+  that does not resolve, or not in time, is ACCEPTED: receivers that are not yet in DNS,
+  and servers without a resolver, exist; the send-time check fails the attempt instead.
+- each send (`refused_reason(..., at_send=True)`, or `check_at_send`): the same, but a name
+  that does not resolve is a reason to fail the attempt, so that DNS pointed at an internal
+  address after the webhook was saved is caught.
+
+Literal addresses are recognised in every form the system resolver accepts without asking
+DNS (`2130706433`, `0x7f.1`, `0177.0.0.1`, `127.1` are all 127.0.0.1), so none of them
+slips through as a "name".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Awaitable, Callable
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
+from urllib.parse import urlsplit
+
+IPAddress = IPv4Address | IPv6Address
+# Seconds a create, an update or a send waits for the resolver.
+RESOLVE_TIMEOUT = 2.0
+# What every refusal message lists, for the person reading a 422.
+REFUSED_KINDS = "loopback, private, link-local, CGNAT, multicast or unspecified"
+
+_V4: tuple[tuple[IPv4Network, str], ...] = tuple(
+    (IPv4Network(net), kind)
+    for net, kind in (
+        ("0.0.0.0/8", "unspecified"),  # "this network": 0.0.0.0 and what connects like it
+        ("127.0.0.0/8", "loopback"),
+        ("10.0.0.0/8", "private"),
+        ("172.16.0.0/12", "private"),
+        ("192.168.0.0/16", "private"),
+        ("169.254.0.0/16", "link-local"),
+        ("100.64.0.0/10", "CGNAT"),
+        ("224.0.0.0/4", "multicast"),
+        ("255.255.255.255/32", "broadcast"),
+    )
+)
+_V6: tuple[tuple[IPv6Network, str], ...] = tuple(
+    (IPv6Network(net), kind)
+    for net, kind in (
+        ("::/128", "unspecified"),
+        ("::1/128", "loopback"),
+        ("fc00::/7", "private"),  # unique local addresses
+        ("fec0::/10", "private"),  # site-local (deprecated, still routed by some stacks)
+        ("64:ff9b:1::/48", "private"),  # NAT64 for local use (RFC 8215)
+        ("fe80::/10", "link-local"),
+        ("ff00::/8", "multicast"),
+    )
+)
+_NAT64 = IPv6Network("64:ff9b::/96")
+_LOW32 = 0xFFFFFFFF
+
+
+def _carried_ipv4(address: IPv6Address) -> list[IPv4Address]:
+    """The IPv4 addresses an IPv6 address stands for (mapped, compatible, translated,
+    NAT64, 6to4, Teredo): a connection to it may reach them."""
+    value = int(address)
+    out: list[IPv4Address] = []
+    if address.ipv4_mapped is not None:  # ::ffff:a.b.c.d
+        out.append(address.ipv4_mapped)
+    if value >> 32 == 0 or value >> 32 == 0xFFFF0000 or address in _NAT64:
+        # ::a.b.c.d (compatible), ::ffff:0:a.b.c.d (translated), 64:ff9b::a.b.c.d (NAT64)
+        out.append(IPv4Address(value & _LOW32))
+    if address.sixtofour is not None:  # 2002:aabb:ccdd::
+        out.append(address.sixtofour)
+    if address.teredo is not None:  # 2001:0::/32: (server, client)
+        out.extend(address.teredo)
+    return out
+
+
+def kind_of(address: IPAddress) -> str | None:
+    """Why a receiver may not have this address ("loopback", "private"…), or None."""
+    if isinstance(address, IPv4Address):
+        return next((kind for net, kind in _V4 if address in net), None)
+    plain = IPv6Address(int(address))  # without a zone (`fe80::1%eth0`)
+    kind = next((kind for net, kind in _V6 if plain in net), None)
+    if kind is not None:
+        return kind
+    return next(filter(None, (kind_of(v4) for v4 in _carried_ipv4(plain))), None)
+
+
+def literal_address(host: str) -> IPAddress | None:
+    """The address a host names by itself, without DNS, in any form the resolver accepts
+    (the strict forms, then the legacy IPv4 ones: `2130706433`, `0x7f.1`, `127.1`)."""
+    try:
+        return ip_address(host)
+    except ValueError:
+        pass
+    if not host or not host.isascii() or any(ch.isspace() for ch in host):
+        return None  # inet_aton would stop at a space and take what precedes it
+    try:
+        return IPv4Address(socket.inet_aton(host))
+    except (OSError, ValueError):
+        return None
+
+
+def host_of(url: str) -> str | None:
+    """The host a URL names (lower-case, IPv6 without brackets), or None."""
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    return host or None
+
+
+Resolver = Callable[[str], Awaitable[list[str]]]
+
+
+async def resolve(host: str) -> list[str]:
+    """The addresses a name resolves to (OSError or TimeoutError when it does not)."""
+    loop = asyncio.get_running_loop()
+    infos = await asyncio.wait_for(
+        loop.getaddrinfo(host, None, type=socket.SOCK_STREAM), RESOLVE_TIMEOUT
+    )
+    return [str(info[4][0]) for info in infos]
+
+
+async def refused_reason(
+    url: str, *, allow_private: bool, at_send: bool = False, resolver: Resolver = resolve
+) -> str | None:
+    """Why a webhook may not send to `url` (a phrase, e.g. "localhost resolves to
+    127.0.0.1, a loopback address"), or None when it may. `at_send`: a host that does not
+    resolve is a reason too (see the module docstring). `resolver`: for tests."""
+    if allow_private:
+        return None
+    host = host_of(url)
+    if host is None:
+        return "the URL names no host"
+    literal = literal_address(host)
+    if literal is not None:
+        kind = kind_of(literal)
+        return None if kind is None else f"{host} is {_a(kind)} address"
+    try:
+        found = await resolver(host)
+    except (OSError, TimeoutError, UnicodeError):
+        return f"{host} does not resolve" if at_send else None
+    if not found and at_send:
+        return f"{host} does not resolve"
+    for text in found:
+        try:
+            address = ip_address(text)
+        except ValueError:  # not an address we can judge: refuse rather than guess
+            return f"{host} resolves to {text}, which is not an IP address"
+        kind = kind_of(address)
+        if kind is not None:
+            return f"{host} resolves to {text}, {_a(kind)} address"
+    return None
+
+
+async def check_at_send(url: str, *, allow_private: bool) -> str | None:
+    """The check before each attempt: why it must fail, or None."""
+    return await refused_reason(url, allow_private=allow_private, at_send=True)
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"

@@ -1,0 +1,1 @@
+"""Webhooks: signatures, the retry schedule, the address rules, the dispatcher."""
