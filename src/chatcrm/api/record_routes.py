@@ -200,7 +200,7 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
             Param("id", "query", f"The {kind.name} id.", required=True),
             WORKSPACE_QUERY.but(required=required) if required else WORKSPACE_QUERY,
         ),
-        body=update_body_schema(kind.fields),
+        body=update_body_schema(kind.fields, implicit=True),
         errors=(404, 412, 422, *api.update_errors),
         etag=True,
     )
