@@ -12,13 +12,19 @@ from chatcrm.api.envelope import ok
 from chatcrm.api.openapi import component, page_of
 from chatcrm.api.parameters import (
     IDEMPOTENCY_KEY,
+    IF_MATCH,
     PAGE,
     PAGE_SIZE,
     WORKSPACE_HEADER,
     WORKSPACE_QUERY,
     query_names,
 )
-from chatcrm.api.record_routes import RecordApi, add_activity_operation, add_record_operations
+from chatcrm.api.record_routes import (
+    RecordApi,
+    add_activity_operation,
+    add_record_operations,
+    add_restore_operation,
+)
 from chatcrm.api.routing import Param, Routes
 from chatcrm.contacts import activities, listing, removal
 from chatcrm.contacts.fields import FIELDS
@@ -26,6 +32,7 @@ from chatcrm.contacts.kind import CONTACT
 from chatcrm.core import messages as m
 from chatcrm.records import activities as activity_log
 from chatcrm.records import listing as lists
+from chatcrm.records import writing
 from chatcrm.records.fields import FULL, READ
 from chatcrm.records.schemas import create_body_schema, shape_schema
 from chatcrm.records.statements import View
@@ -184,3 +191,46 @@ async def list_contact_activities(call: Call, contactId: str) -> Response:
         m.ACTIVITIES_OBTAINED,
         {"contactId": contactId, "continuationToken": next_token, "data": rows},
     )
+
+
+# --- contract E.2: one contact's delete, restore and merge --------------------------------
+
+
+@routes.operation(
+    "DELETE",
+    "/api/contact/{contactId}",
+    operation_id="deleteContact",
+    summary="Delete contact (soft)",
+    message=m.CONTACT_DELETED,
+    answer={
+        "type": "object",
+        "properties": {"id": {"type": "string"}},
+        "required": ["id"],
+        "additionalProperties": False,
+    },
+    params=(WORKSPACE_HEADER, WORKSPACE_QUERY, IF_MATCH),
+    errors=(404, 412),
+)
+async def delete_contact(call: Call, contactId: str) -> Response:
+    workspace_id = await call.workspace()
+    await writing.delete_one(
+        call.conn,
+        CONTACT,
+        workspace_id=workspace_id,
+        record_id=contactId,
+        key_id=call.key_id,
+        if_match=call.header("if-match"),
+    )
+    return ok(m.CONTACT_DELETED, {"id": contactId})
+
+
+add_restore_operation(
+    routes,
+    CONTACT,
+    path="/api/contact/{contactId}/restore",
+    id_param="contactId",
+    operation_id="restoreContact",
+    restored=(m.CONTACT_RESTORED, "contact"),
+    written_schema=component("Contact", shape_schema(FIELDS, FULL)),
+    errors=(409,),
+)
