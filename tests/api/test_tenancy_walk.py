@@ -1105,6 +1105,34 @@ def restore_case(kind: str) -> RouteCase:
     return RouteCase(addressing, records)
 
 
+def merge_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", "/api/contact/merge"), w.victim.ws
+    body = {"primaryId": w.contact["id"], "duplicateIds": [w.contact2["id"]]}
+    return [
+        r("header", VICTIM, json=body),
+        r("body", None, json={**body, "workspaceId": ws}),
+        r("body beside own header", OWN, json={**body, "workspaceId": ws}),
+        r("header, invalid body", VICTIM, json={"primaryId": w.contact["id"]}),
+    ]
+
+
+def merge_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", "/api/contact/merge")
+    own = w.own[me.ws]["contact"]["id"]
+    theirs, deleted = w.contact["id"], w.deleted["contact"]["id"]
+    return [
+        err(r("victim's", OWN, json={"primaryId": theirs, "duplicateIds": [w.contact2["id"]]}),
+            404, NO_CONTACT),
+        err(r("victim's into own", OWN, json={"primaryId": own, "duplicateIds": [theirs]}),
+            404, NO_CONTACT),
+        err(r("own into victim's", None,
+              json={"workspaceId": me.ws, "primaryId": theirs, "duplicateIds": [own]}),
+            404, NO_CONTACT),
+        err(r("victim's deleted", OWN, json={"primaryId": own, "duplicateIds": [deleted]}),
+            404, NO_CONTACT),
+    ]  # fmt: skip
+
+
 def opportunity_activities_addressing(w: World, me: Api) -> list[Req]:
     r, ws = at("GET", f"/api/opportunity/{w.opportunity['id']}/agent/activities"), w.victim.ws
     return [
@@ -1167,6 +1195,7 @@ CASES: dict[tuple[str, str], RouteCase] = {
         opportunity_activities_addressing, opportunity_activities_records
     ),
     ("GET", "/api/workspace"): RouteCase(list_workspaces_addressing, list_workspaces_records),
+    ("POST", "/api/contact/merge"): RouteCase(merge_addressing, merge_records),
     ("POST", "/api/contact/{contactId}/activities"): RouteCase(
         contact_activity_addressing, contact_activity_records
     ),

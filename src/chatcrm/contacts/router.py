@@ -26,13 +26,14 @@ from chatcrm.api.record_routes import (
     add_restore_operation,
 )
 from chatcrm.api.routing import Param, Routes
-from chatcrm.contacts import activities, listing, removal
+from chatcrm.contacts import activities, listing, merge, removal
 from chatcrm.contacts.fields import FIELDS
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.core import messages as m
 from chatcrm.records import activities as activity_log
 from chatcrm.records import listing as lists
 from chatcrm.records import writing
+from chatcrm.records.conditional import etag
 from chatcrm.records.fields import FULL, READ
 from chatcrm.records.schemas import create_body_schema, shape_schema
 from chatcrm.records.statements import View
@@ -234,3 +235,46 @@ add_restore_operation(
     written_schema=component("Contact", shape_schema(FIELDS, FULL)),
     errors=(409,),
 )
+
+
+@routes.operation(
+    "POST",
+    "/api/contact/merge",
+    operation_id="mergeContacts",
+    summary=f"Merge up to {merge.MAX_DUPLICATES} duplicate contacts into one",
+    description=(
+        "All or nothing. The primary keeps its values and fills its empty ones from the "
+        "duplicates (in the order given); tags and variables are united; activities and "
+        "live opportunities move to the primary; the duplicates are deleted (soft). "
+        "If-Match applies to the primary."
+    ),
+    message=m.CONTACTS_MERGED,
+    answer={
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "contact": component("Contact", shape_schema(FIELDS, FULL)),
+        },
+        "required": ["id", "contact"],
+        "additionalProperties": False,
+    },
+    params=(WORKSPACE_HEADER, IF_MATCH, IDEMPOTENCY_KEY),
+    body=create_body_schema(merge.BODY),
+    errors=(404, 412, 422),
+    etag=True,
+)
+async def merge_contacts(call: Call) -> Response:
+    body = await call.read_body()
+    workspace_id = await call.workspace(query=False, body=body)
+    view = await merge.merge(
+        call.conn,
+        workspace_id=workspace_id,
+        key_id=call.key_id,
+        body=body,
+        if_match=call.header("if-match"),
+    )
+    return ok(
+        m.CONTACTS_MERGED,
+        {"id": view.id, "contact": view.record},
+        headers={"ETag": etag(view.version)},
+    )
