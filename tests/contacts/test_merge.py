@@ -3,6 +3,7 @@ nothing, with the events of every change."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -202,3 +203,23 @@ def test_idempotent_replay(api: Api) -> None:
     first = merge(api, primary["id"], [duplicate["id"]], headers=headers)
     again = merge(api, primary["id"], [duplicate["id"]], headers=headers)
     assert again.json() == first.json() and ok_data(first, MERGED)
+
+
+def test_crossed_merges_queue_instead_of_deadlocking(api: Api) -> None:
+    """Two merges naming the same contacts in opposite roles, at once: the locks are taken
+    in id order, so one wins and the other finds its contact gone (404), never a deadlock
+    (500) or a half-applied merge."""
+    for _ in range(4):
+        a, b = api.create_contact(), api.create_contact()
+        with ThreadPoolExecutor(2) as pool:
+            answers = list(
+                pool.map(
+                    lambda pair: merge(api, *pair), [(a["id"], [b["id"]]), (b["id"], [a["id"]])]
+                )
+            )
+        assert sorted(r.status_code for r in answers) == [200, 404], [r.text for r in answers]
+        winner = next(r for r in answers if r.status_code == 200).json()["data"]["id"]
+        loser = b["id"] if winner == a["id"] else a["id"]
+        ok_data(get(api, winner))
+        error(get(api, loser), 404, "CONTACT_NOT_FOUND")
+        assert [e["type"] for e in history(api, "contact", loser)][-1] == "contact.deleted"
