@@ -68,6 +68,8 @@ class World:
     webhook_event: str  # a webhook.test event of the victim's endpoint
     deliveries_token: str
     own: dict[str, dict[str, Any]] = field(default_factory=dict)  # per caller ws: records
+    # Soft-deleted records of the victim (what a restore could bring back): kind → record.
+    deleted: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def record_ids(self) -> set[str]:
@@ -147,6 +149,12 @@ def world(api: Api, other_api: Api) -> World:
             json={"content": f"call {secret}", "categoryType": "Calls"},
         )
     )
+    deleted = {
+        "contact": api.create_contact(name=f"Deleted {secret}"),
+        "opportunity": api.create_opportunity(name=f"Deleted deal {secret}"),
+    }
+    for kind, record in deleted.items():
+        ok_data(api.delete(f"/api/{kind}/{record['id']}"))
     # The events so far published first (a read of the feed does it), so the endpoint's
     # log holds exactly its two tests, whenever the publisher runs.
     ok_data(api.get("/api/events"))
@@ -181,6 +189,7 @@ def world(api: Api, other_api: Api) -> World:
         webhook_event=webhook_event,
         deliveries_token=_token(api, f"/api/webhook/{webhook['id']}/deliveries"),
     )
+    w.deleted = deleted
     for caller in (sibling, other_api):
         w.own[caller.ws] = {
             "contact": caller.create_contact(name="Own"),
@@ -214,6 +223,12 @@ def snapshot(w: World) -> dict[str, Any]:
     out["by phone"] = ok_data(
         v.get("/api/contact/searchByCellphone", params={"cellphone": w.phone})
     )
+    for kind, record in w.deleted.items():
+        # still deleted, with nothing more in its history
+        error(
+            v.get(f"/api/{kind}/{record['id']}"), 404, NO_CONTACT if kind == "contact" else NO_OPP
+        )
+        out[f"deleted {kind}"] = ok_data(v.get(f"/api/{kind}/{record['id']}/history"))
     hook = w.webhook["id"]
     out["webhook"] = ok_data(v.get(f"/api/webhook/{hook}"))
     out["webhooks"] = ok_data(v.get("/api/webhook"))
@@ -565,6 +580,59 @@ def delete_batch_records(w: World, me: Api) -> list[Expect]:
             r("mixed", OWN, json={"contactIds": [{"ids": cid}, {"ids": own}]}),
             result([own], [cid]),
         ),
+    ]
+
+
+def upsert_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", "/api/contact/upsert-batch"), w.victim.ws
+    items = [{"name": "Intruder", "email": unique_email()}]
+    return [
+        r("header", VICTIM, json={"contacts": items}),
+        r("body", None, json={"workspaceId": ws, "contacts": items}),
+        r("body beside own header", OWN, json={"workspaceId": ws, "contacts": items}),
+        r("header, dry run", VICTIM, json={"contacts": items, "dryRun": True}),
+        r("header, invalid body", VICTIM, json={"contacts": "all"}),
+    ]
+
+
+def upsert_records(w: World, me: Api) -> list[Expect]:
+    r, victim_id = at("POST", "/api/contact/upsert-batch"), w.contact["id"]
+    refs = {
+        "stageId": w.contact_stage,
+        "segmentationId": w.segmentation["id"],
+        "assignedAgentId": w.agent["id"],
+        "tags": [w.tag["id"]],
+    }
+
+    def refused(data: Any) -> None:
+        [result] = data["results"]
+        assert result["status"] == "failed", data
+        fields = {e["field"] for e in result["errors"]}
+        assert fields == {"stageId", "segmentationId", "assignedAgentId", "tags[0]"}, data
+
+    def not_theirs(data: Any) -> None:
+        # The victim's phone and email match nothing here: the caller gets its own contact.
+        assert all(r["id"] != victim_id and not r["errors"] for r in data["results"]), data
+
+    item = {"name": "Intruder", "email": unique_email(), **refs}
+    theirs = {"name": "Copy", "platformId": 2, "phone": w.phone, "email": w.contact["email"]}
+    item_ws = {"name": "Intruder", "email": unique_email(), "workspaceId": w.victim.ws}
+
+    def wrong_workspace(data: Any) -> None:
+        assert data["results"][0]["errors"][0]["field"] == "workspaceId", data
+
+    return [
+        ok(r("victim's references", OWN, json={"contacts": [item]}), refused),
+        ok(r("victim's phone and email", OWN, json={"contacts": [theirs]}), not_theirs),
+        ok(
+            r(
+                "by email, dry run",
+                OWN,
+                json={"contacts": [theirs], "matchBy": "email", "dryRun": True},
+            ),
+            not_theirs,
+        ),
+        ok(r("victim's workspace in an item", OWN, json={"contacts": [item_ws]}), wrong_workspace),
     ]
 
 
@@ -1043,6 +1111,124 @@ def replay_records(w: World, me: Api) -> list[Expect]:
     ]  # fmt: skip
 
 
+def delete_contact_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("DELETE", f"/api/contact/{w.contact['id']}"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+        at("DELETE", f"/api/contact/{uuid.uuid4()}")("unknown id", VICTIM),
+    ]
+
+
+def delete_contact_records(w: World, me: Api) -> list[Expect]:
+    first = at("DELETE", f"/api/contact/{w.contact['id']}")
+    second = at("DELETE", f"/api/contact/{w.contact2['id']}")
+    return [
+        err(first("header", OWN), 404, NO_CONTACT),
+        err(first("query", None, {"workspaceId": me.ws}), 404, NO_CONTACT),
+        err(second("header", OWN), 404, NO_CONTACT),
+    ]
+
+
+def restore_case(kind: str) -> RouteCase:
+    missing = NO_CONTACT if kind == "contact" else NO_OPP
+
+    def addressing(w: World, me: Api) -> list[Req]:
+        r, ws = at("POST", f"/api/{kind}/{w.deleted[kind]['id']}/restore"), w.victim.ws
+        return [
+            r("header", VICTIM),
+            r("query", None, {"workspaceId": ws}),
+            r("query beside own header", OWN, {"workspaceId": ws}),
+            r("body", None, json={"workspaceId": ws}),
+            r("body beside own header", OWN, json={"workspaceId": ws}),
+            r("header, invalid body", VICTIM, json={"name": "x"}),
+        ]
+
+    def records(w: World, me: Api) -> list[Expect]:
+        deleted = at("POST", f"/api/{kind}/{w.deleted[kind]['id']}/restore")
+        live = at("POST", f"/api/{kind}/{getattr(w, kind)['id']}/restore")
+        return [
+            err(deleted("deleted, header", OWN), 404, missing),
+            err(deleted("deleted, query", None, {"workspaceId": me.ws}), 404, missing),
+            err(deleted("deleted, body", None, json={"workspaceId": me.ws}), 404, missing),
+            err(live("live", OWN), 404, missing),
+        ]
+
+    return RouteCase(addressing, records)
+
+
+def merge_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", "/api/contact/merge"), w.victim.ws
+    body = {"primaryId": w.contact["id"], "duplicateIds": [w.contact2["id"]]}
+    return [
+        r("header", VICTIM, json=body),
+        r("body", None, json={**body, "workspaceId": ws}),
+        r("body beside own header", OWN, json={**body, "workspaceId": ws}),
+        r("header, invalid body", VICTIM, json={"primaryId": w.contact["id"]}),
+    ]
+
+
+def merge_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", "/api/contact/merge")
+    own = w.own[me.ws]["contact"]["id"]
+    theirs, deleted = w.contact["id"], w.deleted["contact"]["id"]
+    return [
+        err(r("victim's", OWN, json={"primaryId": theirs, "duplicateIds": [w.contact2["id"]]}),
+            404, NO_CONTACT),
+        err(r("victim's into own", OWN, json={"primaryId": own, "duplicateIds": [theirs]}),
+            404, NO_CONTACT),
+        err(r("own into victim's", None,
+              json={"workspaceId": me.ws, "primaryId": theirs, "duplicateIds": [own]}),
+            404, NO_CONTACT),
+        err(r("victim's deleted", OWN, json={"primaryId": own, "duplicateIds": [deleted]}),
+            404, NO_CONTACT),
+    ]  # fmt: skip
+
+
+def opportunity_activities_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", f"/api/opportunity/{w.opportunity['id']}/agent/activities"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+    ]
+
+
+def opportunity_activities_records(w: World, me: Api) -> list[Expect]:
+    r = at("GET", f"/api/opportunity/{w.opportunity['id']}/agent/activities")
+    own_id = w.own[me.ws]["opportunity"]["id"]
+    own = at("GET", f"/api/opportunity/{own_id}/agent/activities")
+
+    def empty(data: Any) -> None:
+        assert data == {"opportunityId": own_id, "data": []}, data
+
+    return [
+        err(r("header", OWN), 404, NO_OPP),
+        err(r("query", None, {"workspaceId": me.ws}), 404, NO_OPP),
+        ok(own("own", OWN), empty, SEARCH_OBTAINED),
+    ]
+
+
+def list_workspaces_addressing(w: World, me: Api) -> list[Req]:
+    return [at("GET", "/api/workspace")("header", VICTIM)]
+
+
+def list_workspaces_records(w: World, me: Api) -> list[Expect]:
+    r = at("GET", "/api/workspace")
+
+    def only_the_account(data: Any) -> None:
+        ids = [item["id"] for item in data["data"]]
+        assert me.ws in ids, data
+        same_account = me.account.account_id == w.victim.account.account_id
+        assert (w.victim.ws in ids) is same_account, data
+
+    return [
+        ok(r("no header", None), only_the_account, LIST_OBTAINED),
+        ok(r("own header", OWN), only_the_account),
+    ]
+
+
 CASES: dict[tuple[str, str], RouteCase] = {
     ("GET", "/api/contact"): RouteCase(list_contacts_addressing, list_contacts_records),
     ("POST", "/api/contact"): RouteCase(create_contact_addressing, create_contact_records),
@@ -1053,6 +1239,17 @@ CASES: dict[tuple[str, str], RouteCase] = {
         search_phone_addressing, search_phone_records
     ),
     ("POST", "/api/contact/delete-batch"): RouteCase(delete_batch_addressing, delete_batch_records),
+    ("POST", "/api/contact/upsert-batch"): RouteCase(upsert_addressing, upsert_records),
+    ("DELETE", "/api/contact/{contactId}"): RouteCase(
+        delete_contact_addressing, delete_contact_records
+    ),
+    ("POST", "/api/contact/{contactId}/restore"): restore_case("contact"),
+    ("POST", "/api/opportunity/{opportunityId}/restore"): restore_case("opportunity"),
+    ("GET", "/api/opportunity/{opportunityId}/agent/activities"): RouteCase(
+        opportunity_activities_addressing, opportunity_activities_records
+    ),
+    ("GET", "/api/workspace"): RouteCase(list_workspaces_addressing, list_workspaces_records),
+    ("POST", "/api/contact/merge"): RouteCase(merge_addressing, merge_records),
     ("POST", "/api/contact/{contactId}/activities"): RouteCase(
         contact_activity_addressing, contact_activity_records
     ),

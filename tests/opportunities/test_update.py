@@ -278,12 +278,13 @@ def test_body_id(api: Api, database_url: str) -> None:
 # --- structural errors (400) ------------------------------------------------------------------
 
 
-def test_missing_param_to_update_is_400(api: Api, database_url: str) -> None:
+def test_a_body_naming_no_field_is_400(api: Api, database_url: str) -> None:
+    # Without paramToUpdate the body's keys name the fields (contract E.1): none is a 400.
     opp, _ = new_opportunity(api)
     unchanged = Unchanged(database_url, api, opp["id"])
-    body_ = bad_request(put(api, opp["id"], {"name": "X"}))
+    body_ = bad_request(put(api, opp["id"], {}))
     assert "paramToUpdate" in body_["message"]
-    bad_request(put(api, opp["id"], {}))
+    bad_request(put(api, opp["id"], {"id": opp["id"]}))
     unchanged.check()
 
 
@@ -309,7 +310,7 @@ def test_named_field_missing_from_the_body_is_400(api: Api, database_url: str) -
 
 
 @pytest.mark.parametrize(
-    "field", ["foo", "Name", "assignedComercialId", "code", "contact", "variables"]
+    "field", ["foo", "Name", "assignedComercialID", "code", "contact", "variables"]
 )
 def test_unknown_field_is_400_listing_the_updatable_ones(
     api: Api, database_url: str, field: str
@@ -403,7 +404,7 @@ def test_non_json_content_type_is_415(api: Api, database_url: str) -> None:
 
 
 def test_structural_errors_come_before_the_record_lookup(api: Api) -> None:
-    bad_request(put(api, UNKNOWN_ID, {"name": "X"}))
+    bad_request(put(api, UNKNOWN_ID, {}))
     bad_request(put(api, UNKNOWN_ID, {"paramToUpdate": "foo", "foo": 1}))
     bad_request(put(api, UNKNOWN_ID, {"paramToUpdate": "opportCode", "opportCode": "x"}))
     bad_request(put(api, UNKNOWN_ID, {"paramToUpdate": "name", "name": "X", "extra": 1}))

@@ -52,7 +52,14 @@ SHAPE = Param(
 
 def filter_params(filters: tuple[Filter, ...]) -> tuple[Param, ...]:
     return tuple(
-        Param(f.name, "query", f.description, schema=or_empty(f.schema())) for f in filters
+        Param(
+            name,
+            "query",
+            f.description if name == f.name else f"Another name of {f.name}.",
+            schema=or_empty(f.schema()),
+        )
+        for f in filters
+        for name in (f.name, *f.aliases)
     )
 
 

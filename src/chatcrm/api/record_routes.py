@@ -26,16 +26,17 @@ from chatcrm.api.parameters import (
 )
 from chatcrm.api.routing import Param, Routes
 from chatcrm.core import messages as m
+from chatcrm.core.errors import BadRequest
 from chatcrm.core.ids import is_id
 from chatcrm.events import reading
 from chatcrm.events.router import AFTER, events_page
 from chatcrm.records import activities as activity_log
-from chatcrm.records import listing, statements, writing
+from chatcrm.records import listing, restore, statements, writing
 from chatcrm.records.activities import ActivityKind
 from chatcrm.records.conditional import etag
 from chatcrm.records.kind import RecordKind
 from chatcrm.records.listing import Filter
-from chatcrm.records.schemas import create_body_schema, update_body_schema
+from chatcrm.records.schemas import WORKSPACE_ID, create_body_schema, update_body_schema
 from chatcrm.records.types import Schema
 
 
@@ -204,7 +205,7 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
             Param("id", "query", f"The {kind.name} id.", required=True),
             WORKSPACE_QUERY.but(required=required) if required else WORKSPACE_QUERY,
         ),
-        body=update_body_schema(kind.fields),
+        body=update_body_schema(kind.fields, implicit=True),
         errors=(404, 412, 422, *api.update_errors),
         etag=True,
     )
@@ -252,4 +253,69 @@ def add_activity_operation(
         params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
         body=create_body_schema(activities.fields),
         errors=(404, 422),
+    )
+
+
+# The body of an operation that needs none: at most the workspace.
+WORKSPACE_ONLY_BODY: Schema = {
+    "type": "object",
+    "properties": {"workspaceId": WORKSPACE_ID},
+    "additionalProperties": False,
+}
+
+
+async def read_workspace_only(call: Call) -> str:
+    """The workspace of a POST that carries no fields (a restore): the body, if any, may
+    hold `workspaceId` and nothing else (400 naming any other key)."""
+    body = await call.read_body(required=False)
+    for key in body:
+        if key != "workspaceId":
+            raise BadRequest.field(
+                key, f"Unexpected body key '{key}': this operation takes only workspaceId."
+            )
+    return await call.workspace(body=body)
+
+
+def add_restore_operation(
+    routes: Routes,
+    kind: RecordKind,
+    *,
+    path: str,
+    id_param: str,
+    operation_id: str,
+    restored: tuple[str, str],
+    written_schema: Schema,
+    errors: tuple[int, ...] = (),
+) -> None:
+    """`POST <path>`: bring back the soft-deleted record `{id_param}` names (contract E.2)."""
+    message, key = restored
+
+    async def restore_record(call: Call, **path_params: str) -> Response:
+        record_id = path_params[id_param]
+        workspace_id = await read_workspace_only(call)
+        view = await restore.restore(
+            call.conn,
+            kind,
+            workspace_id=workspace_id,
+            record_id=record_id,
+            if_match=call.header("if-match"),
+        )
+        return ok(
+            message, {"id": record_id, key: view.record}, headers={"ETag": etag(view.version)}
+        )
+
+    routes.add(
+        restore_record,
+        method="POST",
+        path=path,
+        operation_id=operation_id,
+        summary=f"Restore a deleted {kind.name}",
+        description=f"A live or unknown {kind.name} id is a 404.",
+        message=message,
+        answer=_with_id("id", key, written_schema),
+        params=(WORKSPACE_HEADER, WORKSPACE_QUERY, IF_MATCH, IDEMPOTENCY_KEY),
+        body=WORKSPACE_ONLY_BODY,
+        body_required=False,
+        errors=(404, 412, *errors),
+        etag=True,
     )

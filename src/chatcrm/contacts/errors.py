@@ -23,3 +23,18 @@ class DuplicateContact(Conflict):
             errors=[FieldError(field, f"is already used by contact {existing_id}")],
             extra={"existingId": existing_id},
         )
+
+
+class ContactDeletedConflict(Conflict):
+    """A deleted contact cannot come back while a live one holds its phone or email."""
+
+    error_code = m.CONTACT_DELETED_CONFLICT
+
+    def __init__(self, contact_id: str, field: str, existing_id: str) -> None:
+        what = "email" if field == "email" else "phone number"
+        super().__init__(
+            f"Contact {contact_id} cannot be restored: its {what} now belongs to the live "
+            f"contact {existing_id}. Change or delete that contact first.",
+            errors=[FieldError(field, f"is now used by contact {existing_id}")],
+            extra={"existingId": existing_id},
+        )

@@ -60,7 +60,7 @@ FIELDS = FieldTable("contact", [
     Field("tags", TAG_IDS, None, OPTIONAL, UPDATE, shown=tag_list, after=TAGS),
     Field("files", FILES, "files", OPTIONAL, UPDATE),
     Field("variables", VARIABLES, "variables", OPTIONAL, UPDATE, READ_HIDDEN,
-          effect=MERGE_VARIABLES),
+          effect=MERGE_VARIABLES, aliases="customFields"),
     Field("isSolved", BOOLEAN, "is_solved", UPDATE, default=False, effect=SOLVED),
     Field("solvedByAgentId", AGENT, "solved_by_agent_id", NULL, UPDATE, READ_HIDDEN,
           description="Only together with isSolved."),

@@ -4,8 +4,11 @@ uniqueness of phone and email among the workspace's live contacts."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from chatcrm.contacts import repository as repo
-from chatcrm.contacts.errors import ContactNotFound, DuplicateContact
+from chatcrm.contacts.errors import ContactDeletedConflict, ContactNotFound, DuplicateContact
 from chatcrm.contacts.fields import FIELDS, PLATFORM_API, PLATFORM_WHATSAPP
 from chatcrm.contacts.table import contacts
 from chatcrm.core.errors import BadRequest, FieldError
@@ -66,6 +69,20 @@ async def _check_unique(conn: Connection, write: Write) -> None:
             raise DuplicateContact("email", owner)
 
 
+async def _check_restorable(conn: Connection, workspace_id: str, stored: Mapping[str, Any]) -> None:
+    """A contact comes back only if no live contact now holds its phone or email (409)."""
+    phone = stored["internal_whatsapp_number"]
+    if phone:
+        owner = await repo.find_live_by_phone(conn, workspace_id, phone)
+        if owner is not None:
+            raise ContactDeletedConflict(stored["id"], "internalWhatsappNumber", owner)
+    email_key = stored["email_key"]
+    if email_key:
+        owner = await repo.find_live_by_email_key(conn, workspace_id, email_key)
+        if owner is not None:
+            raise ContactDeletedConflict(stored["id"], "email", owner)
+
+
 CONTACT = RecordKind(
     name="contact",
     fields=FIELDS,
@@ -75,4 +92,6 @@ CONTACT = RecordKind(
     check_update=_check_update,
     before_write=_check_unique,
     explain_conflict=_check_unique,
+    restore_to_column_end=True,
+    before_restore=_check_restorable,
 )

@@ -42,6 +42,7 @@ FILTERS: tuple[Filter, ...] = (
         "Substring of name, lastname, email, or phone digits.",
         ("name", "lastname", "email"),
         ("internal_whatsapp_number", "platform_sender_phone"),
+        aliases=("search",),  # the newer form of the original API (contract E.1)
     ),
     FieldEquals(FIELDS, "stageId", "Only contacts in this stage."),
     FieldEquals(FIELDS, "assignedAgentId", "Only contacts assigned to this agent."),

@@ -12,20 +12,28 @@ from chatcrm.api.envelope import ok
 from chatcrm.api.openapi import FIELD_ERROR, component, page_of
 from chatcrm.api.parameters import (
     IDEMPOTENCY_KEY,
+    IF_MATCH,
     PAGE,
     PAGE_SIZE,
     WORKSPACE_HEADER,
     WORKSPACE_QUERY,
     query_names,
 )
-from chatcrm.api.record_routes import RecordApi, add_activity_operation, add_record_operations
+from chatcrm.api.record_routes import (
+    RecordApi,
+    add_activity_operation,
+    add_record_operations,
+    add_restore_operation,
+)
 from chatcrm.api.routing import Param, Routes
-from chatcrm.contacts import activities, listing, removal, upsert
+from chatcrm.contacts import activities, listing, merge, removal, upsert
 from chatcrm.contacts.fields import FIELDS
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.core import messages as m
 from chatcrm.records import activities as activity_log
 from chatcrm.records import listing as lists
+from chatcrm.records import writing
+from chatcrm.records.conditional import etag
 from chatcrm.records.fields import FULL, READ
 from chatcrm.records.schemas import create_body_schema, shape_schema
 from chatcrm.records.statements import View
@@ -244,4 +252,90 @@ async def list_contact_activities(call: Call, contactId: str) -> Response:
     return ok(
         m.ACTIVITIES_OBTAINED,
         {"contactId": contactId, "continuationToken": next_token, "data": rows},
+    )
+
+
+# --- contract E.2: one contact's delete, restore and merge --------------------------------
+
+
+@routes.operation(
+    "DELETE",
+    "/api/contact/{contactId}",
+    operation_id="deleteContact",
+    summary="Delete contact (soft)",
+    message=m.CONTACT_DELETED,
+    answer={
+        "type": "object",
+        "properties": {"id": {"type": "string"}},
+        "required": ["id"],
+        "additionalProperties": False,
+    },
+    params=(WORKSPACE_HEADER, WORKSPACE_QUERY, IF_MATCH),
+    errors=(404, 412),
+)
+async def delete_contact(call: Call, contactId: str) -> Response:
+    workspace_id = await call.workspace()
+    await writing.delete_one(
+        call.conn,
+        CONTACT,
+        workspace_id=workspace_id,
+        record_id=contactId,
+        key_id=call.key_id,
+        if_match=call.header("if-match"),
+    )
+    return ok(m.CONTACT_DELETED, {"id": contactId})
+
+
+add_restore_operation(
+    routes,
+    CONTACT,
+    path="/api/contact/{contactId}/restore",
+    id_param="contactId",
+    operation_id="restoreContact",
+    restored=(m.CONTACT_RESTORED, "contact"),
+    written_schema=component("Contact", shape_schema(FIELDS, FULL)),
+    errors=(409,),
+)
+
+
+@routes.operation(
+    "POST",
+    "/api/contact/merge",
+    operation_id="mergeContacts",
+    summary=f"Merge up to {merge.MAX_DUPLICATES} duplicate contacts into one",
+    description=(
+        "All or nothing. The primary keeps its values and fills its empty ones from the "
+        "duplicates (in the order given); tags and variables are united; activities and "
+        "live opportunities move to the primary; the duplicates are deleted (soft). "
+        "If-Match applies to the primary."
+    ),
+    message=m.CONTACTS_MERGED,
+    answer={
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "contact": component("Contact", shape_schema(FIELDS, FULL)),
+        },
+        "required": ["id", "contact"],
+        "additionalProperties": False,
+    },
+    params=(WORKSPACE_HEADER, IF_MATCH, IDEMPOTENCY_KEY),
+    body=create_body_schema(merge.BODY),
+    errors=(404, 412, 422),
+    etag=True,
+)
+async def merge_contacts(call: Call) -> Response:
+    body = await call.read_body()
+    workspace_id = await call.workspace(query=False, body=body)
+    view = await merge.merge(
+        call.conn,
+        workspace_id=workspace_id,
+        key_id=call.key_id,
+        body=body,
+        if_match=call.header("if-match"),
+    )
+    return ok(
+        m.CONTACTS_MERGED,
+        {"id": view.id, "contact": view.record},
+        headers={"ETag": etag(view.version)},
     )

@@ -54,3 +54,11 @@ SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
 INVALID_CURSOR = "INVALID_CURSOR"
 WEBHOOK_NOT_FOUND = "WEBHOOK_NOT_FOUND"
 CONTACT_DELETED_CONFLICT = "CONTACT_DELETED_CONFLICT"
+
+# Contract E.1 and E.2: single delete, restore, merge, the account's workspaces.
+CONTACT_DELETED = "Contact deleted successfully."
+CONTACT_RESTORED = "Contact restored successfully."
+OPPORTUNITY_RESTORED = "Opportunity restored successfully."
+CONTACTS_MERGED = "Contacts merged successfully."
+WORKSPACES_OBTAINED = LIST_PAGE_OBTAINED
+OPPORTUNITY_ACTIVITIES_OBTAINED = LIST_OBTAINED

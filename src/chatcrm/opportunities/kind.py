@@ -8,7 +8,7 @@ from chatcrm.db.schema import opportunity_activities
 from chatcrm.opportunities import activities
 from chatcrm.opportunities.errors import OpportunityNotFound
 from chatcrm.opportunities.fields import FIELDS
-from chatcrm.opportunities.rules import DELETED
+from chatcrm.opportunities.rules import ACTIVE, DELETED
 from chatcrm.opportunities.table import opportunities
 from chatcrm.records.activities import ActivityKind
 from chatcrm.records.kind import RecordKind
@@ -21,6 +21,7 @@ OPPORTUNITY = RecordKind(
     touch=("updated_at",),
     hidden_defaults=lambda given: {"final_amount_set": "finalAmount" in given.clean},
     deleted={"status_id": DELETED},
+    restored={"status_id": ACTIVE},
     linked={"contact": contacts},
     # An opportunity has one shape: updates and creates answer with it too.
     written_shape="full",

@@ -8,14 +8,20 @@ from starlette.responses import Response
 from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
 from chatcrm.api.openapi import component
-from chatcrm.api.parameters import IF_MATCH, WORKSPACE_HEADER, WORKSPACE_QUERY
-from chatcrm.api.record_routes import RecordApi, add_activity_operation, add_record_operations
+from chatcrm.api.parameters import IF_MATCH, WORKSPACE_HEADER, WORKSPACE_QUERY, query_names
+from chatcrm.api.record_routes import (
+    RecordApi,
+    add_activity_operation,
+    add_record_operations,
+    add_restore_operation,
+)
 from chatcrm.api.routing import Routes
 from chatcrm.core import messages as m
+from chatcrm.opportunities.activities import FIELDS as ACTIVITY_FIELDS
 from chatcrm.opportunities.fields import FIELDS
 from chatcrm.opportunities.kind import OPPORTUNITY, OPPORTUNITY_ACTIVITIES
 from chatcrm.opportunities.listing import FILTERS
-from chatcrm.records import writing
+from chatcrm.records import activities, writing
 from chatcrm.records.fields import FULL
 from chatcrm.records.schemas import shape_schema
 
@@ -86,4 +92,47 @@ add_activity_operation(
     path="/api/opportunity/{opportunityId}/agent/activities",
     id_param="opportunityId",
     operation_id="createOpportunityActivity",
+)
+
+ACTIVITY_LIST_PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY)
+
+
+@routes.operation(
+    "GET",
+    "/api/opportunity/{opportunityId}/agent/activities",
+    operation_id="listOpportunityActivities",
+    summary="An opportunity's activities (oldest first)",
+    message=m.OPPORTUNITY_ACTIVITIES_OBTAINED,
+    answer={
+        "type": "object",
+        "properties": {
+            "opportunityId": {"type": "string"},
+            "data": {
+                "type": "array",
+                "items": component("OpportunityActivity", shape_schema(ACTIVITY_FIELDS, FULL)),
+            },
+        },
+        "required": ["opportunityId", "data"],
+        "additionalProperties": False,
+    },
+    params=ACTIVITY_LIST_PARAMS,
+    errors=(404,),
+)
+async def list_opportunity_activities(call: Call, opportunityId: str) -> Response:
+    call.reject_unknown_query(query_names(ACTIVITY_LIST_PARAMS))
+    workspace_id = await call.workspace()
+    rows = await activities.list_all(
+        call.conn, OPPORTUNITY_ACTIVITIES, workspace_id=workspace_id, record_id=opportunityId
+    )
+    return ok(m.OPPORTUNITY_ACTIVITIES_OBTAINED, {"opportunityId": opportunityId, "data": rows})
+
+
+add_restore_operation(
+    routes,
+    OPPORTUNITY,
+    path="/api/opportunity/{opportunityId}/restore",
+    id_param="opportunityId",
+    operation_id="restoreOpportunity",
+    restored=(m.OPPORTUNITY_RESTORED, "opportunity"),
+    written_schema=RECORD,
 )

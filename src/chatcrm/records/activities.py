@@ -137,3 +137,22 @@ async def list_page(
         newest_first=False,
         created_key="date",
     )
+
+
+@cache
+def _all_statement(activities: ActivityKind, dialect: str) -> Select[Any]:
+    c = activities.table.c
+    return _list_statement(activities, dialect).order_by(c[activities.date_column], c.id)
+
+
+async def list_all(
+    conn: Connection, activities: ActivityKind, *, workspace_id: str, record_id: str
+) -> list[dict[str, Any]]:
+    """All of a live record's activities, oldest first, in one answer (the original
+    service's newer list has no pages: contract E.1); 404 for an unknown record."""
+    owner = activities.owner
+    if not await live_record_exists(conn, owner.table, workspace_id, record_id):
+        raise owner.not_found(record_id)
+    return await conn.fetch(
+        _all_statement(activities, conn.dialect), {"_ws": workspace_id, "_owner": record_id}
+    )

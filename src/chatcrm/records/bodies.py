@@ -92,12 +92,54 @@ def update_names(
     *,
     record_id: str,
     id_source: str = "the query parameter 'id'",
+    implicit: bool = False,
 ) -> list[str]:
-    """The fields `paramToUpdate` names, in the order named; 400 for every structural
-    mistake (missing, unknown, read-only, absent from the body, extra keys, another id).
-    `id_source`: where the request names the record, for the message of a body `id`
-    that differs."""
+    """The fields an update body names, by wire name, in the order named; 400 for every
+    structural mistake (missing, unknown, read-only, absent from the body, extra keys,
+    another id). A field may be named by an alias (`phone`). `implicit`: a body without
+    `paramToUpdate` names its fields by its keys (the newer form, contract E.1).
+    `id_source`: where the request names the record, for the message of a body `id` that
+    differs."""
+    if PARAM not in body and implicit:
+        names = _implicit_names(table, body)
+    else:
+        names = _param_names(table, body)
+    if "id" in body and body["id"] != record_id:
+        raise BadRequest.field("id", f"The body 'id' does not match {id_source}.")
+    return names
+
+
+def _field_named(table: FieldTable, name: str) -> Field:
+    """The updatable field a name (wire name or alias) names; 400 saying why not."""
+    f = table.update_keys.get(name)
+    if f is not None:
+        return f
     listing = ", ".join(table.updatable)
+    if name in table.read_only:
+        raise BadRequest.field(name, f"Field '{name}' is read-only. Updatable fields: {listing}.")
+    raise BadRequest.field(name, f"Field '{name}' cannot be updated. Updatable fields: {listing}.")
+
+
+def _implicit_names(table: FieldTable, body: dict[str, Any]) -> list[str]:
+    """Without `paramToUpdate`, every key other than id and workspaceId names a field."""
+    names: list[str] = []
+    for key in body:
+        if key in _ALWAYS_ALLOWED:
+            continue
+        wire = _field_named(table, key).wire
+        if wire not in names:
+            names.append(wire)
+    if not names:
+        raise BadRequest.field(
+            PARAM,
+            "The body names no field to update: send each field with its new value, "
+            f'e.g. {{"name": "New name"}} (or name them in \'{PARAM}\').',
+        )
+    return names
+
+
+def _param_names(table: FieldTable, body: dict[str, Any]) -> list[str]:
+    """The original form: `paramToUpdate` names the fields, the body carries each."""
     if PARAM not in body:
         raise BadRequest.field(
             PARAM,
@@ -109,47 +151,53 @@ def update_names(
         raise BadRequest.field(
             PARAM, f"'{PARAM}' must be a string naming the field(s), separated by commas."
         )
-    names: list[str] = []
+    named: list[str] = []
     for raw in param.split(","):
         name = raw.strip()
         if not name:
             raise BadRequest.field(
                 PARAM, f"'{PARAM}' must name at least one field; separate several with commas."
             )
-        if name not in names:
-            names.append(name)
-    for name in names:
-        if name in table.read_only:
-            raise BadRequest.field(
-                name, f"Field '{name}' is read-only. Updatable fields: {listing}."
-            )
-        if name not in table.updatable:
-            raise BadRequest.field(
-                name, f"Field '{name}' cannot be updated. Updatable fields: {listing}."
-            )
+        if name not in named:
+            named.append(name)
+    names: list[str] = []
+    keys: set[str] = set()  # the body keys of the named fields: each name and its aliases
+    for name in named:
+        f = _field_named(table, name)
         if name not in body:
             raise BadRequest.field(
                 name, f"Field '{name}' is named in '{PARAM}' but missing from the body."
             )
+        if f.wire not in names:
+            names.append(f.wire)
+        keys.update((f.wire, *f.aliases))
     for key in body:
-        if key not in _ALWAYS_ALLOWED and key not in names:
+        if key not in _ALWAYS_ALLOWED and key not in keys:
             raise BadRequest.field(
                 key,
                 f"Unexpected body key '{key}': send only '{PARAM}', id, workspaceId and the "
                 f"fields named in '{PARAM}'.",
             )
-    if "id" in body and body["id"] != record_id:
-        raise BadRequest.field("id", f"The body 'id' does not match {id_source}.")
     return names
 
 
 def update_values(table: FieldTable, names: list[str], body: dict[str, Any]) -> Given:
-    """The named fields' validated values; `errors` holds every invalid one."""
+    """The named fields' validated values (each sent under its name or an alias; two
+    names of one field must agree); `errors` holds every invalid one, under the key the
+    client used."""
     given = Given(names=names)
     for name in names:
         f = table[name]
-        try:
-            given.clean[name] = f.type.clean(name, body[name], nullable=f.nullable)
-        except FieldError as exc:
-            given.errors.append(exc)
+        values: list[tuple[str, Any]] = []
+        for key in (f.wire, *f.aliases):
+            if key not in body:
+                continue
+            try:
+                values.append((key, f.type.clean(key, body[key], nullable=f.nullable)))
+            except FieldError as exc:
+                given.errors.append(exc)
+                values = []
+                break
+        if values:
+            _settle(f, values, given)
     return given

@@ -163,6 +163,10 @@ class FieldTable:
                 for key in (f.wire, *f.aliases):
                     self.create_keys[key] = f
         self.required = tuple(f.wire for f in self.fields if f.create == REQUIRED)
+        # Names an update may use for a field: its wire name and its aliases → the field.
+        self.update_keys: dict[str, Field] = {
+            key: f for f in self.fields if f.update for key in (f.wire, *f.aliases)
+        }
 
     def __getitem__(self, wire: str) -> Field:
         return self.by_wire[wire]

@@ -31,6 +31,8 @@ from chatcrm.records.fields import FieldTable
 # Hooks: a kind's own rules, called by the shared flows (records/writing.py).
 CheckBody = Callable[[Given], None]  # more 400s or 422s of a create or update body
 BeforeWrite = Callable[[Any, "Write"], Awaitable[None]]
+# Before a soft-deleted record comes back: (connection, workspace id, its stored columns).
+BeforeRestore = Callable[[Any, str, Mapping[str, Any]], Awaitable[None]]
 
 
 @dataclass
@@ -52,6 +54,10 @@ async def _nothing_before(_conn: Any, _write: Write) -> None:
     return None
 
 
+async def _nothing_before_restore(_conn: Any, _ws: str, _stored: Mapping[str, Any]) -> None:
+    return None
+
+
 @dataclass(frozen=True, eq=False)
 class RecordKind:
     name: str  # "contact", "opportunity": also the kind of stage its stageId names
@@ -64,6 +70,13 @@ class RecordKind:
     hidden_defaults: Callable[[Given], dict[str, Any]] = lambda _: {}
     # Column values of a soft delete, besides deleted_at, deleted_by and the version.
     deleted: Mapping[str, Any] = field(default_factory=dict)
+    # Column values of a restore: what undoes `deleted` (deleted_at and deleted_by go back
+    # to null for every kind).
+    restored: Mapping[str, Any] = field(default_factory=dict)
+    # A restored record goes to the end of its stage column (contacts: contract E.2).
+    restore_to_column_end: bool = False
+    # A restore's own checks (a contact's phone or email now held by a live one: 409).
+    before_restore: BeforeRestore = _nothing_before_restore
     # Record tables its fields may name by id (an opportunity's contact).
     linked: Mapping[str, Any] = field(default_factory=dict)
     check_create: CheckBody = _nothing

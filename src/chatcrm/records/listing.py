@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, bindparam, or_
 
-from chatcrm.core.errors import FieldError, require_valid
+from chatcrm.core.errors import BadRequest, FieldError, require_valid
 from chatcrm.core.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TokenCodec, filters_digest
 from chatcrm.db.database import Connection
 from chatcrm.db.keyset import list_with_token
@@ -32,6 +32,7 @@ class Filter:
 
     name = ""
     description = ""
+    aliases: tuple[str, ...] = ()  # other names of the parameter (List contacts' `search`)
 
     def schema(self) -> Schema:
         return {"type": "string"}
@@ -87,9 +88,15 @@ class TextSearch(Filter):
     name = "q"
 
     def __init__(
-        self, description: str, columns: tuple[str, ...], digit_columns: tuple[str, ...] = ()
+        self,
+        description: str,
+        columns: tuple[str, ...],
+        digit_columns: tuple[str, ...] = (),
+        *,
+        aliases: tuple[str, ...] = (),
     ) -> None:
         self.description = description
+        self.aliases = aliases
         self.columns = columns
         self.digit_columns = digit_columns
 
@@ -144,6 +151,22 @@ def read_page_size(text: str | None) -> int:
     return size
 
 
+def _filter_text(f: Filter, query: Mapping[str, str]) -> str | None:
+    """A filter's value, sent under its name or an alias; two different values are a 400
+    naming the alias (an empty one counts as absent)."""
+    text = query.get(f.name)
+    for alias in f.aliases:
+        other = query.get(alias)
+        if not other:
+            continue
+        if text and other != text:
+            raise BadRequest.field(
+                alias, f"'{alias}' is another name of '{f.name}': send one, or the same value."
+            )
+        text = other
+    return text
+
+
 def read_filters(
     filters: tuple[Filter, ...], query: Mapping[str, str], dialect: str
 ) -> tuple[Filtering, int]:
@@ -154,7 +177,7 @@ def read_filters(
     variants: list[str] = []
     params: dict[str, Any] = {}
     for f in filters:
-        text = query.get(f.name)
+        text = _filter_text(f, query)
         value = None
         if text:
             try:

@@ -62,25 +62,27 @@ def create_body_schema(fields: FieldTable, *, workspace_key: bool = True) -> Sch
     }
 
 
-def update_body_schema(fields: FieldTable) -> Schema:
+def update_body_schema(fields: FieldTable, *, implicit: bool = False) -> Schema:
     """An update body: `paramToUpdate` names the field(s), comma-separated, and the body
-    carries each of them with its new value."""
+    carries each of them with its new value (under its name or an alias). `implicit`:
+    `paramToUpdate` may be left out, the body's keys then name the fields (contract E.1)."""
+    described = "The field(s) to update, separated by commas; each is in the body."
+    if implicit:
+        described += " Optional: without it, every key besides id and workspaceId is updated."
     properties: dict[str, Any] = {
-        PARAM: {
-            "type": "string",
-            "description": "The field(s) to update, separated by commas; each is in the body.",
-            "examples": ["name", "name,lastname"],
-        },
+        PARAM: {"type": "string", "description": described, "examples": ["name", "name,lastname"]},
         "id": {"type": "string", "description": "Equal to the query parameter id."},
         "workspaceId": WORKSPACE_ID,
     }
-    for wire in fields.updatable:
-        f = fields[wire]
+    for key, f in fields.update_keys.items():
         schema = f.type.input_schema(nullable=f.nullable)
-        properties[wire] = _described(nullable_schema(schema) if f.nullable else schema, f)
+        schema = _described(nullable_schema(schema) if f.nullable else schema, f)
+        if key != f.wire:
+            schema = {**schema, "description": f"Another name of {f.wire}."}
+        properties[key] = schema
     return {
         "type": "object",
         "properties": properties,
-        "required": [PARAM],
+        "required": [] if implicit else [PARAM],
         "additionalProperties": False,
     }

@@ -305,3 +305,49 @@ async def soft_delete(
         },
     )
     return {row["id"] for row in rows}
+
+
+def _deleted_filter(kind: RecordKind) -> tuple[ColumnElement[bool], ...]:
+    c = kind.table.c
+    return (
+        c.workspace_id == bindparam("_ws"),
+        c.id == bindparam("_id"),
+        c.deleted_at.is_not(None),
+    )
+
+
+@cache
+def _lock_deleted_statement(kind: RecordKind) -> Select[Any]:
+    # FOR UPDATE: two restores (or a restore and a merge) of one record queue on its row.
+    return select(kind.table).where(*_deleted_filter(kind)).with_for_update()
+
+
+async def lock_deleted(
+    conn: Connection, kind: RecordKind, workspace_id: str, record_id: str
+) -> Stored | None:
+    """A soft-deleted record's stored columns, row-locked; None if live or unknown."""
+    row = await conn.fetchrow(
+        _lock_deleted_statement(kind), {"_ws": workspace_id, "_id": record_id}
+    )
+    return None if row is None else Stored(row)
+
+
+@cache
+def _undelete_statement(kind: RecordKind) -> Any:
+    """UPDATE of a deleted record: the SET clause holds the parameters' columns (from their
+    keys) and the version bump."""
+    c = kind.table.c
+    return update(kind.table).where(*_deleted_filter(kind)).values(version=c.version + 1)
+
+
+async def undelete(
+    conn: Connection,
+    kind: RecordKind,
+    workspace_id: str,
+    record_id: str,
+    columns: Mapping[str, Any],
+) -> None:
+    """Bring a soft-deleted record back with `columns` (which clear deleted_at)."""
+    await conn.execute(
+        _undelete_statement(kind), {"_ws": workspace_id, "_id": record_id, **columns}
+    )

@@ -147,7 +147,7 @@ async def update(
     body: dict[str, Any],
     if_match: str | None,
 ) -> View:
-    names = bodies.update_names(kind.fields, body, record_id=record_id)
+    names = bodies.update_names(kind.fields, body, record_id=record_id, implicit=True)
     given = bodies.update_values(kind.fields, names, body)
     kind.check_update(given)
     require_valid(given.errors)

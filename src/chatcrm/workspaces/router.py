@@ -39,6 +39,41 @@ async def get_workspace(call: Call, workspaceId: str) -> Response:
 
 
 @routes.operation(
+    "GET",
+    "/api/workspace",
+    operation_id="listWorkspaces",
+    summary="The workspaces of the key's account (oldest first)",
+    message=m.WORKSPACES_OBTAINED,
+    answer={
+        "type": "object",
+        "properties": {
+            "data": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+                    "required": ["id", "name"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["data"],
+        "additionalProperties": False,
+    },
+    params=(WORKSPACE_HEADER,),
+)
+async def list_workspaces(call: Call) -> Response:
+    call.reject_unknown_query(())
+    # Not needed (the key's account decides), but a workspace named must be one the key
+    # may use, as everywhere: never silently ignored.
+    await call.check_header_workspace()
+    return ok(
+        m.WORKSPACES_OBTAINED,
+        {"data": await service.account_workspaces(call.conn, call.account_id)},
+    )
+
+
+@routes.operation(
     "POST",
     "/api/workspace",
     operation_id="createWorkspace",

@@ -89,3 +89,9 @@ async def add_item(
     await repo.insert_row(conn, table, row)
     await repo.touch_workspace(conn, workspace_id, now)
     return {f.wire: creation.values[f.wire] for f in items.shape(FULL)}
+
+
+async def account_workspaces(conn: Connection, account_id: str) -> list[dict[str, Any]]:
+    """`{id, name}` of every workspace of the account, oldest first (creation, then id)."""
+    rows = await repo.list_workspaces(conn, account_id)
+    return [{"id": row["id"], "name": row["name"]} for row in rows]
