@@ -75,7 +75,7 @@ def write_cell(value: Any) -> str:
         return LIST_SEPARATOR.join(str(item) for item in value)
     if isinstance(value, float):
         # Money read as a float: its shortest exact text, never an exponent.
-        return format(Decimal(repr(value)), "f")
+        return format(Decimal(repr(value)).normalize(), "f")
     if isinstance(value, Decimal):
         return format(value.normalize(), "f")
     return str(value)
