@@ -109,9 +109,7 @@ WORKSPACE = {
 def test_a_row_becomes_a_body_with_names_resolved_and_every_bad_cell_reported() -> None:
     header = ["name", "stage", "agent", "tags", "var:city", "isRead", "email"]
     names = WorkspaceNames(WORKSPACE)
-    builder = BodyBuilder(
-        CONTACT_COLUMNS.read_header(header), names, stages=names.contact_stages
-    )
+    builder = BodyBuilder(CONTACT_COLUMNS.read_header(header), names, stages=names.contact_stages)
     from chatcrm.transfer.csv_source import Row
 
     body = builder.body(Row(1, ["Ana", "won over", "ANN@example.com", "vip; t1", "Lima", "", ""]))

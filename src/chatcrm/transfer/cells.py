@@ -85,4 +85,6 @@ def variable_text(value: Any) -> str:
     """A variable's value as a var: cell: text as it is, other values as JSON."""
     if value is None:
         return ""
-    return value if isinstance(value, str) else json.dumps(value)
+    if isinstance(value, str):
+        return value
+    return write_cell(value) if isinstance(value, Decimal) else json.dumps(value)

@@ -17,6 +17,9 @@ from chatcrm.records.fields import Field, FieldTable
 from chatcrm.transfer.problems import BadInput
 
 VARIABLE_PREFIX = "var:"
+# Creatable fields that are not columns: the workspace is the one imported into, and an
+# import marks what it creates as imported (creationTypeId 2).
+_NOT_COLUMNS = frozenset({"workspaceId", "creationTypeId"})
 # The column a rejects file adds; a rejects file can be fixed and imported again as it is.
 ERROR_COLUMN = "error"
 
@@ -111,7 +114,7 @@ def _record_columns(
     variables: bool,
     first: tuple[str, ...],
 ) -> RecordColumns:
-    creatable = [f for f in table if f.create is not None and f.wire != "workspaceId"]
+    creatable = [f for f in table if f.create is not None and f.wire not in _NOT_COLUMNS]
     named: dict[str, Column] = {}
     for f in creatable:
         role = Role.TAGS if f.wire == "tags" else Role.FIELD

@@ -9,6 +9,7 @@ import csv
 import json
 import tempfile
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any, TextIO
 
 from chatcrm.transfer.cells import LIST_SEPARATOR, variable_text, write_cell
@@ -78,10 +79,18 @@ def contact_labels(remote: Remote) -> dict[str, str]:
     return labels
 
 
+def _json_number(value: Any) -> Any:
+    """Money arrives as Decimal (never through float on the way in); JSON has numbers."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 def write_jsonl(records: Iterator[dict[str, Any]], writer: RowWriter, out: TextIO) -> int:
     count = 0
     for record in records:
-        out.write(json.dumps(writer.values(record, typed=True), ensure_ascii=False) + "\n")
+        values = writer.values(record, typed=True)
+        out.write(json.dumps(values, ensure_ascii=False, default=_json_number) + "\n")
         count += 1
     return count
 
