@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from chatcrm.provisioning import NewAccount
 from chatcrm_client import AsyncClient, Client
 from chatcrm_client._operations import Resource
-from chatcrm.provisioning import NewAccount
 from tests.servers import Server, serve
 
 

@@ -25,8 +25,11 @@ class Answer:
     data: Any = None
     error_code: str | None = None
     message: str = "ok"
+    raw: bytes | None = None  # a body that is no envelope (a proxy's error page)
 
     def body(self) -> bytes:
+        if self.raw is not None:
+            return self.raw
         ok = self.status < 400
         return json.dumps(
             {

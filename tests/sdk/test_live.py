@@ -108,7 +108,9 @@ def test_lists_follow_every_page(client: Any, sdk_server: Server, account: NewAc
         client.contacts.get(ids[0])
 
 
-def test_opportunities_keep_money_exact(client: Any, sdk_server: Server, account: NewAccount) -> None:
+def test_opportunities_keep_money_exact(
+    client: Any, sdk_server: Server, account: NewAccount
+) -> None:
     contact = client.contacts.create(name="Buyer", email="buyer@example.com")
     created = client.opportunities.create(
         name="Deal", amount=Decimal("1234567.8901"), contact_id=contact.id
@@ -195,7 +197,9 @@ def client_for_thread(client: Any, contact_id: str) -> None:
         other.contacts.update(contact_id, name="Eve 3")
 
 
-def test_workspaces_and_raw_requests(client: Any, make_client: Any, sdk_server: Server, account: NewAccount) -> None:
+def test_workspaces_and_raw_requests(
+    client: Any, make_client: Any, sdk_server: Server, account: NewAccount
+) -> None:
     workspace = client.workspaces.get()
     assert workspace.id == account.workspace_id
     assert [s.order for s in workspace.opportunity_stages] == sorted(
