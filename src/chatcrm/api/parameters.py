@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chatcrm.api.routing import Param
 from chatcrm.core.pagination import MAX_PAGE_SIZE
-from chatcrm.records.listing import Filter
+from chatcrm.records.listing import LIST_SHAPES, Filter
 from chatcrm.records.types import Schema
 
 WORKSPACE_HEADER = Param("x-workspace-id", "header", "The workspace the request acts in.")
@@ -40,6 +40,14 @@ PAGE_SIZE = Param(
     schema=or_empty({"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE}),
 )
 PAGE = (CONTINUATION_TOKEN, PAGE_SIZE)
+SHAPE = Param(
+    "shape",
+    "query",
+    "read (default): the records as gets show them; full: as updates and creates show "
+    "them (a contact's variables, internalWhatsappNumber, solvedByAgentId, solvedDate), "
+    "for exports.",
+    schema=or_empty({"type": "string", "enum": list(LIST_SHAPES)}),
+)
 
 
 def filter_params(filters: tuple[Filter, ...]) -> tuple[Param, ...]:

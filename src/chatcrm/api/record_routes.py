@@ -18,6 +18,7 @@ from chatcrm.api.parameters import (
     IF_MATCH,
     PAGE,
     PAGE_SIZE,
+    SHAPE,
     WORKSPACE_HEADER,
     WORKSPACE_QUERY,
     filter_params,
@@ -69,7 +70,7 @@ def _with_id(id_key: str, key: str, schema: Schema) -> Schema:
 def add_record_operations(routes: Routes, api: RecordApi) -> None:
     kind, list_params = (
         api.kind,
-        (WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE, *filter_params(api.filters)),
+        (WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE, SHAPE, *filter_params(api.filters)),
     )
 
     async def list_records(call: Call) -> Response:

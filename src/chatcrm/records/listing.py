@@ -109,6 +109,10 @@ class TextSearch(Filter):
         return or_(*matches)
 
 
+# `shape` of a list: as gets show the records, or as updates do.
+LIST_SHAPES = ("read", "full")
+
+
 @dataclass(frozen=True)
 class Filtering:
     """The filters a request gave: their bound values, and the digest a token binds."""
@@ -116,6 +120,7 @@ class Filtering:
     variants: tuple[str, ...]
     params: dict[str, Any]
     digest: str
+    full: bool = False  # `shape=full`: records as updates show them (not bound by tokens)
 
 
 def page_size(text: str | None, errors: list[FieldError]) -> int:
@@ -162,8 +167,12 @@ def read_filters(
             variants.append(variant)
             params.update(bound)
     size = page_size(query.get("pageSize"), errors)
+    shape = query.get("shape") or "read"
+    if shape not in LIST_SHAPES:
+        errors.append(FieldError("shape", f"must be one of {', '.join(LIST_SHAPES)}"))
     require_valid(errors)
-    return Filtering(tuple(variants), params, filters_digest(tuple(values))), size
+    digest = filters_digest(tuple(values))
+    return Filtering(tuple(variants), params, digest, full=shape == "full"), size
 
 
 @cache
@@ -198,12 +207,19 @@ async def list_page(
     token: str | None,
     size: int,
 ) -> tuple[list[View], str | None]:
-    """A page of the workspace's live records (newest first) and the next page's token."""
+    """A page of the workspace's live records (newest first) and the next page's token;
+    `shape=full` shows them as updates do (for exports)."""
     c = kind.table.c
     rows, next_token = await list_with_token(
         conn,
         codec,
-        _list_statement(kind, filters, filtering.variants, kind.read_shape, conn.dialect),
+        _list_statement(
+            kind,
+            filters,
+            filtering.variants,
+            kind.written_shape if filtering.full else kind.read_shape,
+            conn.dialect,
+        ),
         {"_ws": workspace_id, **filtering.params},
         scope=f"{kind.table.name}:{workspace_id}",
         digest=filtering.digest,
