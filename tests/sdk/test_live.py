@@ -101,6 +101,10 @@ def test_lists_follow_every_page(client: Any, sdk_server: Server, account: NewAc
     assert listed == ids[::-1]  # newest first, each once, over 3 pages
     assert [c.id for c in client.contacts.list(stage_id=second, pageSize=2)] == ids[1::2][::-1]
     assert [c.id for c in client.contacts.list(q="p5@")] == [ids[5]]
+    [full] = client.contacts.list(shape="full", q="p5@")
+    assert (full.variables, full.internal_whatsapp_number) == ({}, "")
+    [short] = client.contacts.list(q="p5@")
+    assert "variables" not in short and full.to_dict().keys() > short.to_dict().keys()
 
     assert sorted(client.contacts.delete(ids[0], ids[1], ids[2], "unknown")) == sorted(ids[:3])
     assert len(list(client.contacts.list())) == 5
@@ -113,8 +117,9 @@ def test_opportunities_keep_money_exact(
 ) -> None:
     contact = client.contacts.create(name="Buyer", email="buyer@example.com")
     created = client.opportunities.create(
-        name="Deal", amount=Decimal("1234567.8901"), contact_id=contact.id
+        name="Deal", amount=Decimal("1234567.8901"), contact_id=contact.id, creation_type_id=2
     )
+    assert created.creation_type_id == 2
     assert isinstance(created, Opportunity)
     assert created.amount == Decimal("1234567.8901") == created.final_amount
     assert created.opport_code.startswith("OPP-") and created.contact_id == contact.id
