@@ -1,20 +1,29 @@
 """Importing opportunities. There is no upsert endpoint for them, so the matching is ours
 (docs/import.md): a row matches the live opportunity of the same contact with the same
 name; a match whose given values all equal the stored ones is unchanged, else it is updated
-with the changed fields only; no match is created (creationTypeId 2, "import")."""
+with the changed fields only; no match is created (creationTypeId 2, "import").
+
+Each call names one opportunity, so calls are made side by side instead: rows come in
+windows; a window's contacts are looked up together, their opportunities listed together,
+then its rows are applied by several threads — the rows of one (contact, name) in file
+order, by one thread, so a later row sees what an earlier one did."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from itertools import islice
+from typing import Any, TypeVar
 
 from chatcrm.opportunities.fields import FIELDS
 from chatcrm.records.scalar_types import MoneyAmount, Timestamp
 from chatcrm.transfer.bodies import BodyBuilder
 from chatcrm.transfer.cells import CellError
+from chatcrm.transfer.columns import Role
 from chatcrm.transfer.csv_source import Row
 from chatcrm.transfer.outcome import Rejects, Tally
 from chatcrm.transfer.problems import RowError
@@ -25,8 +34,25 @@ CREATED_BY_IMPORT = 2
 # Contacts whose opportunities (or whose id) are kept in memory at once: enough for any
 # file grouped by contact, bounded for files that are not.
 CACHE_CONTACTS = 10_000
+WINDOW_ROWS = 256
+THREADS = 8
 
 Named = dict[str, dict[str, Any]]
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _fetch_all(pool: ThreadPoolExecutor, keys: Iterable[K], fetch: Callable[[K], V]) -> dict[K, V]:
+    """fetch(key) for each key, side by side; a key whose call failed is left out (its rows
+    make the call again, and fail with its error)."""
+
+    def attempt(key: K) -> tuple[K, V | Exception]:
+        try:
+            return key, fetch(key)
+        except Exception as exc:  # reported by the row that needs it
+            return key, exc
+
+    return {k: v for k, v in pool.map(attempt, list(keys)) if not isinstance(v, Exception)}
 
 
 class OpportunityIndex:
@@ -38,25 +64,32 @@ class OpportunityIndex:
         self.remote = remote
         self.by_contact: OrderedDict[str, Named] = OrderedDict()
 
-    def _named(self, contact_id: str) -> Named:
-        named = self.by_contact.get(contact_id)
-        if named is not None:
-            self.by_contact.move_to_end(contact_id)
-            return named
-        named = {}
+    def load(self, contact_id: str) -> Named:
+        named: Named = {}
         filters = {"contactId": contact_id} if contact_id else {}
         for page in self.remote.opportunities(filters):
             for record in page:
                 if (record.get("contactId") or "") == contact_id:
                     # Newest first: of two with one name, the newest is the one matched.
                     named.setdefault(_key(record["name"]), record)
+        return named
+
+    def prefetch(self, contact_ids: set[str], pool: ThreadPoolExecutor) -> None:
+        missing = [c for c in contact_ids if c not in self.by_contact]
+        for contact_id, named in _fetch_all(pool, missing, self.load).items():
+            self._keep(contact_id, named)
+
+    def _keep(self, contact_id: str, named: Named) -> None:
         self.by_contact[contact_id] = named
         if len(self.by_contact) > CACHE_CONTACTS:
             self.by_contact.popitem(last=False)
-        return named
 
-    def find(self, contact_id: str, name: str) -> dict[str, Any] | None:
-        return self._named(contact_id).get(_key(name))
+    def named(self, contact_id: str) -> Named:
+        found = self.by_contact.get(contact_id)
+        if found is None:
+            found = self.load(contact_id)
+            self._keep(contact_id, found)
+        return found
 
     def remember(self, record: dict[str, Any]) -> None:
         contact_id = record.get("contactId") or ""
@@ -75,15 +108,31 @@ class ContactFinder:
         self.remote = remote
         self.found: OrderedDict[str, str | None] = OrderedDict()
 
+    def prefetch(self, values: set[str], pool: ThreadPoolExecutor) -> None:
+        missing = [v for v in values if v not in self.found]
+        for value, contact_id in _fetch_all(pool, missing, self.remote.find_contact).items():
+            self._keep(value, contact_id)
+
+    def _keep(self, value: str, contact_id: str | None) -> None:
+        self.found[value] = contact_id
+        if len(self.found) > CACHE_CONTACTS:
+            self.found.popitem(last=False)
+
     def __call__(self, value: str) -> str:
         if value not in self.found:
-            self.found[value] = self.remote.find_contact(value)
-            if len(self.found) > CACHE_CONTACTS:
-                self.found.popitem(last=False)
+            self._keep(value, self.remote.find_contact(value))
         contact_id = self.found[value]
         if contact_id is None:
             raise CellError(f'no contact with id, phone or email "{value}"')
         return contact_id
+
+
+@dataclass
+class _Planned:
+    row: Row
+    body: dict[str, Any] | None = None
+    status: str = "failed"
+    error: str = ""
 
 
 def import_opportunities(
@@ -91,45 +140,108 @@ def import_opportunities(
     builder: BodyBuilder,
     remote: Remote,
     *,
+    finder: ContactFinder,
     dry_run: bool,
     tally: Tally,
     rejects: Rejects,
     progress: RowProgress,
 ) -> None:
+    index = OpportunityIndex(remote)
+    contact_at = [
+        i for i, c in enumerate(builder.columns) if c is not None and c.role is Role.CONTACT
+    ]
+    with ThreadPoolExecutor(THREADS) as pool:
+        while window := list(islice(rows, WINDOW_ROWS)):
+            values = {
+                row.cells[i].strip() for row in window for i in contact_at if i < len(row.cells)
+            }
+            finder.prefetch(values - {""}, pool)
+            planned = [_plan(row, builder) for row in window]
+            index.prefetch({p.body.get("contactId") or "" for p in planned if p.body}, pool)
+            groups: dict[tuple[str, str], list[_Planned]] = {}
+            for p in planned:
+                if p.body is not None:
+                    key = (p.body.get("contactId") or "", _key(p.body["name"]))
+                    groups.setdefault(key, []).append(p)
+            apply = _Applier(remote, index, dry_run=dry_run)
+            for last in pool.map(apply, groups.items()):
+                if last is not None:
+                    index.remember(last)
+            for p in planned:
+                tally.add(p.status)
+                if p.status == "failed":
+                    rejects.write(p.row.cells, p.error)
+            progress.advance(len(window))
+
+
+def _plan(row: Row, builder: BodyBuilder) -> _Planned:
     from chatcrm_client import ChatcrmError
 
-    index = OpportunityIndex(remote)
-    for row in rows:
-        try:
-            status = _import_row(row, builder, remote, index, dry_run=dry_run)
-        except RowError as exc:
-            status = "failed"
-            rejects.write(row.cells, str(exc))
-        except ChatcrmError as exc:
-            status = "failed"
-            rejects.write(row.cells, error_text(exc))
-        tally.add(status)
-        progress.advance(1)
-
-
-def _import_row(
-    row: Row, builder: BodyBuilder, remote: Remote, index: OpportunityIndex, *, dry_run: bool
-) -> str:
-    body = builder.body(row)
+    planned = _Planned(row)
+    try:
+        body = builder.body(row)
+    except RowError as exc:
+        planned.error = str(exc)
+        return planned
+    except ChatcrmError as exc:
+        planned.error = error_text(exc)
+        return planned
     name = body.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise RowError([("name", "is required (it matches the row to an opportunity)")])
-    existing = index.find(body.get("contactId") or "", name)
-    if existing is None:
-        if not dry_run:
-            index.remember(remote.create_opportunity({**body, "creationTypeId": CREATED_BY_IMPORT}))
-        return "created"
-    changed = {wire: value for wire, value in body.items() if not same(wire, value, existing)}
-    if not changed:
-        return "unchanged"
-    if not dry_run:
-        index.remember(remote.update_opportunity(existing["id"], changed))
-    return "updated"
+        planned.error = "name: is required (it matches the row to an opportunity)"
+        return planned
+    planned.body = body
+    return planned
+
+
+class _Applier:
+    """Applies the rows of one (contact, name), in file order; returns the opportunity as
+    the last of them left it (None when nothing was written)."""
+
+    def __init__(self, remote: Remote, index: OpportunityIndex, *, dry_run: bool) -> None:
+        self.remote = remote
+        self.index = index
+        self.dry_run = dry_run
+
+    def __call__(self, group: tuple[tuple[str, str], list[_Planned]]) -> dict[str, Any] | None:
+        from chatcrm_client import ChatcrmError
+
+        (contact_id, name), rows = group
+        try:
+            current = self.index.named(contact_id).get(name)
+        except ChatcrmError as exc:
+            for p in rows:
+                p.error = error_text(exc)
+            return None
+        written = None
+        for p in rows:
+            assert p.body is not None
+            try:
+                p.status, record = self._apply(p.body, current)
+            except ChatcrmError as exc:
+                p.status, p.error = "failed", error_text(exc)
+                continue
+            if record is not None:
+                current = written = record
+            elif p.status == "created":
+                # A dry run: later rows of this name match what this one would create.
+                current = {**p.body, "contactId": contact_id}
+        return written
+
+    def _apply(
+        self, body: dict[str, Any], existing: dict[str, Any] | None
+    ) -> tuple[str, dict[str, Any] | None]:
+        if existing is None:
+            if self.dry_run:
+                return "created", None
+            created = self.remote.create_opportunity({**body, "creationTypeId": CREATED_BY_IMPORT})
+            return "created", created
+        changed = {wire: value for wire, value in body.items() if not same(wire, value, existing)}
+        if not changed:
+            return "unchanged", None
+        if self.dry_run:
+            return "updated", None
+        return "updated", self.remote.update_opportunity(existing["id"], changed)
 
 
 def same(wire: str, given: Any, stored: dict[str, Any]) -> bool:

@@ -83,17 +83,19 @@ def run_import(
                         progress=progress,
                     )
                 else:
+                    finder = ContactFinder(remote)
                     builder = BodyBuilder(
                         read,
                         names,
                         stages=names.opportunity_stages,
                         dry_run=dry_run,
-                        find_contact=ContactFinder(remote),
+                        find_contact=finder,
                     )
                     import_opportunities(
                         source.rows(),
                         builder,
                         remote,
+                        finder=finder,
                         dry_run=dry_run,
                         tally=tally,
                         rejects=rejects,
