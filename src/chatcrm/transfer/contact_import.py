@@ -4,6 +4,7 @@ matches each to a live contact (by phone or email) and creates, updates or leave
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import orjson
@@ -32,9 +33,17 @@ def import_contacts(
     rejects: Rejects,
     progress: RowProgress,
 ) -> None:
-    for batch in _batches(rows, builder, tally, rejects, progress):
-        _send(batch, remote, match_by=match_by, dry_run=dry_run, tally=tally, rejects=rejects)
-        progress.advance(len(batch))
+    """One batch in flight while the next is read: the server's time and the reading
+    overlap, and batches still apply in file order (a later row sees an earlier one)."""
+    in_flight: tuple[Pending, Future[Answer]] | None = None
+    with ThreadPoolExecutor(1) as sender:
+        for batch in _batches(rows, builder, tally, rejects, progress):
+            sent = sender.submit(_send, batch, remote, match_by=match_by, dry_run=dry_run)
+            if in_flight is not None:
+                _record(*in_flight, tally=tally, rejects=rejects, progress=progress)
+            in_flight = (batch, sent)
+        if in_flight is not None:
+            _record(*in_flight, tally=tally, rejects=rejects, progress=progress)
 
 
 Pending = list[tuple[Row, dict[str, Any]]]
@@ -64,9 +73,11 @@ def _batches(
         yield batch
 
 
-def _send(
-    batch: Pending, remote: Remote, *, match_by: str, dry_run: bool, tally: Tally, rejects: Rejects
-) -> None:
+# The upsert's results, or why the whole call failed.
+Answer = list[dict[str, Any]] | str
+
+
+def _send(batch: Pending, remote: Remote, *, match_by: str, dry_run: bool) -> Answer:
     from chatcrm_client import ChatcrmError
 
     try:
@@ -75,13 +86,23 @@ def _send(
         )
     except ChatcrmError as exc:
         # The whole call was refused (or the server is gone): each of its rows failed.
-        text = error_text(exc)
+        return error_text(exc)
+    results: list[dict[str, Any]] = data["results"]
+    return results
+
+
+def _record(
+    batch: Pending, sent: Future[Answer], *, tally: Tally, rejects: Rejects, progress: RowProgress
+) -> None:
+    answer = sent.result()
+    if isinstance(answer, str):
         for row, _ in batch:
             tally.add("failed")
-            rejects.write(row.cells, text)
-        return
-    for (row, _), result in zip(batch, data["results"], strict=True):
-        status = result["status"]
-        tally.add(status)
-        if status == "failed":
-            rejects.write(row.cells, api_errors_text(result.get("errors")))
+            rejects.write(row.cells, answer)
+    else:
+        for (row, _), result in zip(batch, answer, strict=True):
+            status = result["status"]
+            tally.add(status)
+            if status == "failed":
+                rejects.write(row.cells, api_errors_text(result.get("errors")))
+    progress.advance(len(batch))
