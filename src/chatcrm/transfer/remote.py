@@ -41,7 +41,8 @@ class Remote:
 
         self.workspace_id = workspace_id
         # Long timeout: an upsert of 500 rows on a busy server can take seconds.
-        self.client = Client(url, api_key, workspace_id, timeout=120.0)
+        # Many retries: a long import may meet rate limits (429 with Retry-After) and restarts.
+        self.client = Client(url, api_key, workspace_id, timeout=120.0, max_retries=8)
 
     def close(self) -> None:
         close = getattr(self.client, "close", None)
