@@ -37,7 +37,7 @@ def import_contacts(
     overlap, and batches still apply in file order (a later row sees an earlier one)."""
     in_flight: tuple[Pending, Future[Answer]] | None = None
     with ThreadPoolExecutor(1) as sender:
-        for batch in _batches(rows, builder, tally, rejects, progress):
+        for batch in _batches(rows, builder):
             sent = sender.submit(_send, batch, remote, match_by=match_by, dry_run=dry_run)
             if in_flight is not None:
                 _record(*in_flight, tally=tally, rejects=rejects, progress=progress)
@@ -46,28 +46,27 @@ def import_contacts(
             _record(*in_flight, tally=tally, rejects=rejects, progress=progress)
 
 
-Pending = list[tuple[Row, dict[str, Any]]]
+# A batch's rows in file order, each with its body, or (a row that cannot be sent) why not.
+Pending = list[tuple[Row, dict[str, Any] | str]]
 
 
-def _batches(
-    rows: Iterator[Row], builder: BodyBuilder, tally: Tally, rejects: Rejects, progress: RowProgress
-) -> Iterator[Pending]:
-    """Batches of (row, body); a row that cannot be sent fails here, on its own."""
+def _batches(rows: Iterator[Row], builder: BodyBuilder) -> Iterator[Pending]:
+    """Batches of at most BATCH_ROWS bodies (and BATCH_BYTES of JSON); the rows that fail
+    before sending ride along, so the rejects file keeps the file's order."""
     batch: Pending = []
-    size = 0
+    count = size = 0
     for row in rows:
         try:
             body = builder.body(row)
         except RowError as exc:
-            tally.add("failed")
-            rejects.write(row.cells, str(exc))
-            progress.advance(1)
+            batch.append((row, str(exc)))
             continue
         item_size = len(orjson.dumps(body)) + 1
-        if batch and (len(batch) >= BATCH_ROWS or size + item_size > BATCH_BYTES):
+        if count and (count >= BATCH_ROWS or size + item_size > BATCH_BYTES):
             yield batch
-            batch, size = [], 0
+            batch, count, size = [], 0, 0
         batch.append((row, body))
+        count += 1
         size += item_size
     if batch:
         yield batch
@@ -80,10 +79,11 @@ Answer = list[dict[str, Any]] | str
 def _send(batch: Pending, remote: Remote, *, match_by: str, dry_run: bool) -> Answer:
     from chatcrm_client import ChatcrmError
 
+    items = [body for _, body in batch if not isinstance(body, str)]
+    if not items:
+        return []
     try:
-        data = remote.upsert_contacts(
-            [body for _, body in batch], match_by=match_by, dry_run=dry_run
-        )
+        data = remote.upsert_contacts(items, match_by=match_by, dry_run=dry_run)
     except ChatcrmError as exc:
         # The whole call was refused (or the server is gone): each of its rows failed.
         return error_text(exc)
@@ -95,14 +95,17 @@ def _record(
     batch: Pending, sent: Future[Answer], *, tally: Tally, rejects: Rejects, progress: RowProgress
 ) -> None:
     answer = sent.result()
-    if isinstance(answer, str):
-        for row, _ in batch:
-            tally.add("failed")
-            rejects.write(row.cells, answer)
-    else:
-        for (row, _), result in zip(batch, answer, strict=True):
+    results = iter(answer if isinstance(answer, list) else [])
+    for row, body in batch:
+        if isinstance(body, str):
+            status, error = "failed", body
+        elif isinstance(answer, str):
+            status, error = "failed", answer
+        else:
+            result = next(results)
             status = result["status"]
-            tally.add(status)
-            if status == "failed":
-                rejects.write(row.cells, api_errors_text(result.get("errors")))
+            error = api_errors_text(result.get("errors")) if status == "failed" else ""
+        tally.add(status)
+        if status == "failed":
+            rejects.write(row.cells, error)
     progress.advance(len(batch))
