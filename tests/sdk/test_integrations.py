@@ -29,7 +29,26 @@ def server_side() -> Iterator[None]:
         raise
 
 
-def test_upsert_merge_delete_and_restore(client: Any) -> None:
+def test_delete_one_and_restore(client: Any) -> None:
+    ana = client.contacts.create(name="Ana", phone="51911111111", email="ana@example.com")
+    with server_side():
+        assert client.contacts.delete(ana.id) == [ana.id]
+    with pytest.raises(NotFound):
+        client.contacts.delete(ana.id)
+    restored = client.contacts.restore(ana.id)
+    assert restored.id == ana.id and client.contacts.get(ana.id).name == "Ana"
+    with pytest.raises(NotFound):  # a live contact is not restored
+        client.contacts.restore(ana.id)
+
+    client.contacts.delete(ana.id)
+    client.contacts.create(name="Ana 2", phone="+51 911 111 111", email="other@example.com")
+    with pytest.raises(Conflict) as taken:
+        client.contacts.restore(ana.id)
+    assert taken.value.error_code == "CONTACT_DELETED_CONFLICT"
+    assert taken.value.data["existingId"] != ana.id
+
+
+def test_upsert_and_merge(client: Any) -> None:
     with server_side():
         result = client.contacts.upsert_batch(
             [
@@ -44,6 +63,7 @@ def test_upsert_merge_delete_and_restore(client: Any) -> None:
         )
     assert (result.created, result.updated, result.failed) == (2, 0, 1)
     assert [r["status"] for r in result.results] == ["created", "created", "failed"]
+    assert result.results[2]["errors"] and result.to_dict()["results"][0]["errors"] == []
     ana_id, bo_id = result.results[0]["id"], result.results[1]["id"]
 
     again = client.contacts.upsert_batch(
@@ -52,24 +72,18 @@ def test_upsert_merge_delete_and_restore(client: Any) -> None:
         dry_run=True,
     )
     assert again.results[0]["id"] == ana_id and client.contacts.get(ana_id).lastname == ""
+    updated = client.contacts.upsert_batch(
+        [{"email": "BO@example.com", "name": "Bo", "last_message": "hi"}], match_by="email"
+    )
+    assert (updated.updated, updated.results[0]["id"]) == (1, bo_id)
 
     merged = client.contacts.merge(ana_id, [bo_id])
     assert merged.id == ana_id and merged.email == "bo@example.com"
+    assert merged.variables == {"a": 1}
     with pytest.raises(NotFound):
         client.contacts.get(bo_id)
-
-    assert client.contacts.delete(ana_id) == [ana_id]
-    with pytest.raises(NotFound):
-        client.contacts.delete(ana_id)
-    restored = client.contacts.restore(ana_id)
-    assert restored.id == ana_id and client.contacts.get(ana_id).name == "Ana"
     with pytest.raises(ValidationFailed):
         client.contacts.merge(ana_id, [ana_id])
-    client.contacts.delete(ana_id)
-    client.contacts.create(name="Ana 3", phone="51911111111", email="y@example.com")
-    with pytest.raises(Conflict) as taken:
-        client.contacts.restore(ana_id)
-    assert taken.value.error_code == "CONTACT_DELETED_CONFLICT"
 
 
 def test_opportunity_restore_and_activities(client: Any) -> None:
