@@ -94,17 +94,20 @@ _RETRY_AFTER = {
 }
 
 
+# One invalid value (contract section 5): in error answers, and per item of a batch.
+FIELD_ERROR: Schema = {
+    "type": "object",
+    "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
+    "required": ["field", "message"],
+    "additionalProperties": False,
+}
+
+
 def _error_envelope(status: int) -> Schema:
-    field_error = {
-        "type": "object",
-        "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
-        "required": ["field", "message"],
-        "additionalProperties": False,
-    }
     data = {
         "type": "object",
         "properties": {
-            "errors": {"type": "array", "items": field_error},
+            "errors": {"type": "array", "items": FIELD_ERROR},
             "existingId": {"type": "string", "description": "On DUPLICATE_CONTACT."},
         },
         "required": ["errors"],

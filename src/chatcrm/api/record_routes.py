@@ -158,7 +158,10 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         operation_id=list_id,
         summary=list_summary,
         message=m.LIST_PAGE_OBTAINED,
-        answer=page_of("workspaceId", api.read_schema),
+        # `shape=full` lists records as updates show them.
+        answer=page_of("workspaceId", {"anyOf": [api.read_schema, api.written_schema]})
+        if api.read_schema is not api.written_schema
+        else page_of("workspaceId", api.read_schema),
         params=list_params,
         errors=(422,),
     )

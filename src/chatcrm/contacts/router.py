@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
-from chatcrm.api.openapi import component, page_of
+from chatcrm.api.openapi import FIELD_ERROR, component, page_of
 from chatcrm.api.parameters import (
     IDEMPOTENCY_KEY,
     PAGE,
@@ -20,7 +20,7 @@ from chatcrm.api.parameters import (
 )
 from chatcrm.api.record_routes import RecordApi, add_activity_operation, add_record_operations
 from chatcrm.api.routing import Param, Routes
-from chatcrm.contacts import activities, listing, removal
+from chatcrm.contacts import activities, listing, removal, upsert
 from chatcrm.contacts.fields import FIELDS
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.core import messages as m
@@ -118,6 +118,67 @@ async def delete_contacts(call: Call) -> Response:
         call.conn, workspace_id=workspace_id, key_id=call.key_id, body=body
     )
     return ok(m.CONTACTS_DELETED, result)
+
+
+_ERRORS = {"type": "array", "items": FIELD_ERROR}
+_ITEM = {**create_body_schema(FIELDS), "required": []}  # a match needs no name
+
+
+@routes.operation(
+    "POST",
+    "/api/contact/upsert-batch",
+    operation_id="upsertContacts",
+    summary=f"Create or update contacts, matched by phone or email (at most {upsert.MAX_ITEMS})",
+    description="Each item is atomic on its own; with `dryRun`, nothing is written.",
+    message=m.CONTACTS_UPSERTED,
+    answer={
+        "type": "object",
+        "properties": {
+            **{n: {"type": "integer"} for n in upsert.STATUSES},
+            "results": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "index": {"type": "integer"},
+                        "status": {"type": "string", "enum": list(upsert.STATUSES)},
+                        "id": {"type": ["string", "null"]},
+                        "errors": _ERRORS,
+                    },
+                    "required": ["index", "status", "id", "errors"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+        "required": [*upsert.STATUSES, "results"],
+        "additionalProperties": False,
+    },
+    params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
+    body={
+        "type": "object",
+        "properties": {
+            "workspaceId": {"type": "string"},
+            "matchBy": {"type": "string", "enum": list(upsert.MATCH_BY), "default": "auto"},
+            "dryRun": {"type": "boolean", "default": False},
+            "contacts": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": upsert.MAX_ITEMS,
+                "items": _ITEM,
+            },
+        },
+        "required": ["contacts"],
+        "additionalProperties": False,
+    },
+    errors=(422,),
+)
+async def upsert_contacts(call: Call) -> Response:
+    body = await call.read_body()
+    workspace_id = await call.workspace(query=False, body=body)
+    result = await upsert.upsert_batch(
+        call.conn, workspace_id=workspace_id, key_id=call.key_id, body=body
+    )
+    return ok(m.CONTACTS_UPSERTED, result)
 
 
 # After the searches: `/api/contact/searchByEmail` is not a contact id.

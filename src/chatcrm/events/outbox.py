@@ -7,6 +7,7 @@ bytes as they are.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -39,6 +40,45 @@ def _insert_statement(dialect: str) -> Insert:
     return insert(events).values(seq=seq)
 
 
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event about to be written (contract D.1's object, before its id)."""
+
+    workspace_id: str
+    type: str
+    record_id: str | None
+    record_version: int | None
+    changed: list[str]
+    data: dict[str, Any]
+    now: datetime
+    in_feed: bool = True
+
+
+def _row(event: NewEvent) -> dict[str, Any]:
+    event_id = new_event_id()
+    body = dumps(
+        {
+            "id": event_id,
+            "type": event.type,
+            "workspaceId": event.workspace_id,
+            "createdAt": iso(event.now),
+            "recordId": event.record_id,
+            "recordVersion": event.record_version,
+            "changed": event.changed,
+            "data": event.data,
+        }
+    )
+    return {
+        "workspace_id": event.workspace_id,
+        "id": event_id,
+        "position": None if event.in_feed else NOT_IN_FEED,
+        "type": event.type,
+        "record_id": event.record_id,
+        "created_at": event.now,
+        "body": body.decode(),
+    }
+
+
 async def write_event(
     conn: Connection,
     *,
@@ -53,34 +93,21 @@ async def write_event(
 ) -> str:
     """Write one event in the connection's transaction; returns its id. The publisher
     (events/publisher.py) gives it its feed position once it is committed."""
-    event_id = new_event_id()
-    body = dumps(
-        {
-            "id": event_id,
-            "type": type,
-            "workspaceId": workspace_id,
-            "createdAt": iso(now),
-            "recordId": record_id,
-            "recordVersion": record_version,
-            "changed": changed,
-            "data": data,
-        }
-    )
+    row = _row(NewEvent(workspace_id, type, record_id, record_version, changed, data, now, in_feed))
     await conn.begin()
-    await conn.execute(
-        _insert_statement(conn.dialect),
-        {
-            "workspace_id": workspace_id,
-            "id": event_id,
-            "position": None if in_feed else NOT_IN_FEED,
-            "type": type,
-            "record_id": record_id,
-            "created_at": now,
-            "body": body.decode(),
-        },
-    )
+    await conn.execute(_insert_statement(conn.dialect), row)
     conn.wrote_events = True
-    return event_id
+    return str(row["id"])
 
 
-__all__ = ["NOT_IN_FEED", "new_event_id", "write_event"]
+async def write_events(conn: Connection, events: list[NewEvent]) -> None:
+    """Write events in the connection's transaction, in this order, with one statement
+    sent many times (a batch's changes)."""
+    if not events:
+        return
+    await conn.begin()
+    await conn.executemany(_insert_statement(conn.dialect), [_row(e) for e in events])
+    conn.wrote_events = True
+
+
+__all__ = ["NOT_IN_FEED", "NewEvent", "new_event_id", "write_event", "write_events"]

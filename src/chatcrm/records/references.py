@@ -53,6 +53,14 @@ async def live_record_exists(
     return row is not None
 
 
+def not_in_workspace(target: str, *, stage_kind: str) -> str:
+    """The message of a reference to nothing of the workspace: "is not an agent of this
+    workspace", "is not a contact stage of this workspace"."""
+    what = f"{stage_kind} stage" if target == "stage" else target
+    article = "an" if what[0] in "aeiou" else "a"
+    return f"is not {article} {what} of this workspace"
+
+
 class References:
     """The reference checks of one request. `records`: the record tables a field may name
     by id (an opportunity's contact)."""
@@ -77,12 +85,11 @@ class References:
             if not await live_record_exists(
                 self.conn, self.records[target], self.workspace_id, value
             ):
-                self.errors.append(FieldError(key, f"is not a {target} of this workspace"))
+                self.errors.append(FieldError(key, not_in_workspace(target, stage_kind="")))
         else:
             statement = _AGENT if target == "agent" else _SEGMENTATION
             if not (is_id(value) and await self._exists(statement, value)):
-                article = "an" if target[0] in "aeiou" else "a"
-                self.errors.append(FieldError(key, f"is not {article} {target} of this workspace"))
+                self.errors.append(FieldError(key, not_in_workspace(target, stage_kind="")))
 
     async def _exists(self, statement: Select[Any], record_id: str) -> bool:
         row = await self.conn.fetchrow(statement, {"_ws": self.workspace_id, "_id": record_id})
@@ -95,8 +102,7 @@ class References:
                 _STAGE_KIND, {"_ws": self.workspace_id, "_id": stage_id}
             )
         if found != kind:
-            article = "an" if kind[0] in "aeiou" else "a"
-            self.errors.append(FieldError(key, f"is not {article} {kind} stage of this workspace"))
+            self.errors.append(FieldError(key, not_in_workspace("stage", stage_kind=kind)))
 
     async def tags(self, key: str, tag_ids: list[str]) -> None:
         wanted = [t for t in tag_ids if is_id(t)]
@@ -109,7 +115,8 @@ class References:
             found = {row["id"] for row in rows}
         for i, tag_id in enumerate(tag_ids):
             if tag_id not in found:
-                self.errors.append(FieldError(f"{key}[{i}]", "is not a tag of this workspace"))
+                message = not_in_workspace("tag", stage_kind="")
+                self.errors.append(FieldError(f"{key}[{i}]", message))
 
     def raise_errors(self) -> None:
         if self.errors:

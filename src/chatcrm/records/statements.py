@@ -132,6 +132,11 @@ async def insert_record(conn: Connection, kind: RecordKind, values: dict[str, An
     await conn.execute(_insert_statement(kind), values)
 
 
+async def insert_records(conn: Connection, kind: RecordKind, rows: list[dict[str, Any]]) -> None:
+    """New records with the same columns: one statement, sent once per record."""
+    await conn.executemany(_insert_statement(kind), rows)
+
+
 Expression = Callable[[Any], ColumnElement[Any]]
 
 
@@ -194,6 +199,23 @@ async def update_record(
     return _view(row)
 
 
+async def update_records(
+    conn: Connection,
+    kind: RecordKind,
+    workspace_id: str,
+    changes: list[tuple[str, dict[str, Any]]],
+) -> None:
+    """Write `(record id, columns)` changes of live records and bump their versions: one
+    statement per set of columns, sent once per record (a batch's updates)."""
+    by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for record_id, columns in changes:
+        rows = by_columns.setdefault(tuple(sorted(columns)), [])
+        rows.append({"_ws": workspace_id, "_id": record_id, **columns})
+    statement = _update_statement(kind, conn.dialect, (), False, None)
+    for rows in by_columns.values():
+        await conn.executemany(statement, rows)
+
+
 @cache
 def _next_card_statement(kind: RecordKind) -> Select[Any]:
     c = kind.table.c
@@ -202,6 +224,34 @@ def _next_card_statement(kind: RecordKind) -> Select[Any]:
         c.stage_id == bindparam("_stage"),
         c.deleted_at.is_(None),
     )
+
+
+@cache
+def _column_ends_statement(kind: RecordKind, dialect: str) -> Select[Any]:
+    c = kind.table.c
+    return (
+        select(c.stage_id, func.max(c.order_in_cards).label("last"))
+        .where(
+            c.workspace_id == bindparam("_ws"),
+            in_id_list(c.stage_id, "_stages", dialect),
+            c.deleted_at.is_(None),
+        )
+        .group_by(c.stage_id)
+    )
+
+
+async def next_card_positions(
+    conn: Connection, kind: RecordKind, workspace_id: str, stage_ids: list[str]
+) -> dict[str, int]:
+    """`next_card_position` of several stage columns at once."""
+    ends = dict.fromkeys(stage_ids, 0)
+    if stage_ids:
+        rows = await conn.fetch(
+            _column_ends_statement(kind, conn.dialect),
+            {"_ws": workspace_id, "_stages": id_list(stage_ids, conn.dialect)},
+        )
+        ends.update({row["stage_id"]: int(row["last"]) + 1 for row in rows})
+    return ends
 
 
 async def next_card_position(
