@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import insert, text
 
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.contacts.upsert_state import Batch, Contact, Op, load_batch
@@ -39,6 +39,7 @@ MATCH_BY = ("auto", "phone", "email")
 STATUSES = ("created", "updated", "unchanged", "failed")
 _KEYS = ("workspaceId", "matchBy", "dryRun", "contacts")
 _INSERT_TAG = insert(contact_tags)
+_CUSTOM_PLANS = text("SET LOCAL plan_cache_mode = force_custom_plan")
 
 
 @dataclass
@@ -121,6 +122,10 @@ async def upsert_batch(
     match_by, dry_run, raw_items = read_request(body)
     items = [_item(i, raw, workspace_id) for i, raw in enumerate(raw_items)]
     await conn.begin()
+    if conn.dialect == "postgresql":
+        # Plans made for this batch's sizes and the tables as they are now: a plan cached
+        # while the contacts table was small would scan it once per item.
+        await conn.execute(_CUSTOM_PLANS)
     results = await _upsert(conn, workspace_id, key_id, items, match_by, dry_run)
     counts = dict.fromkeys(STATUSES, 0)
     for result in results:

@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, bindparam, select
+from sqlalchemy import ARRAY, Select, String, bindparam, func, select, true
 
 from chatcrm.contacts.errors import DuplicateContact
 from chatcrm.contacts.fields import FIELDS
@@ -72,16 +72,28 @@ c = contacts.c
 
 @cache
 def _candidates(dialect: str, column: str) -> Select[Any]:
-    # FOR UPDATE (PostgreSQL): the matched contacts stay as read until the batch commits.
-    return (
-        select(contacts)
-        .where(
-            c.workspace_id == bindparam("_ws"),
-            in_id_list(c[column], "_values", dialect),
-            c.deleted_at.is_(None),
-        )
-        .with_for_update()
+    """The live contacts holding any of `_values` in `column` (phone, email key), locked
+    (FOR UPDATE, PostgreSQL): the matched contacts stay as read until the batch commits."""
+    live = (c.workspace_id == bindparam("_ws"), c.deleted_at.is_(None))
+    if dialect == "sqlite":
+        return select(contacts).where(*live, in_id_list(c[column], "_values", dialect))
+    # One index lookup per value, whatever the planner's statistics say: `= ANY(array)`
+    # may be planned as a filter over the whole workspace (seen with no statistics yet).
+    # The LIMIT keeps the subquery from being flattened into a join; the value is unique
+    # among live contacts.
+    values = (
+        func.unnest(bindparam("_values", type_=ARRAY(String)))
+        .table_valued("value")
+        .render_derived(name="v")
     )
+    one = (
+        select(contacts)
+        .where(*live, c[column] == values.c.value)
+        .limit(1)
+        .with_for_update()
+        .lateral("found")
+    )
+    return select(one).select_from(values).join(one, true())
 
 
 @cache

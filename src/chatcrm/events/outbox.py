@@ -12,7 +12,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Insert, func, insert, select
+from sqlalchemy import Insert, func, insert, literal_column, select
 
 from chatcrm.core.ids import new_id
 from chatcrm.core.jsontext import dumps
@@ -35,8 +35,11 @@ def _insert_statement(dialect: str) -> Insert:
         seq: Any = func.nextval("events_seq")
     else:
         # SQLite writes one transaction at a time (its write lock), so max + 1 is never
-        # drawn twice and insertion order is commit order.
-        seq = select(func.coalesce(func.max(events.c.seq), 0) + 1).scalar_subquery()
+        # drawn twice and insertion order is commit order. Of the rowid, not of `seq`: the
+        # rowid's max is read from its b-tree's end, `seq`'s would scan every event. (The
+        # new row takes that rowid, so seq and rowid agree.)
+        rowid: Any = literal_column("rowid")
+        seq = select(func.coalesce(func.max(rowid), 0) + 1).select_from(events).scalar_subquery()
     return insert(events).values(seq=seq)
 
 
