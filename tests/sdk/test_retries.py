@@ -98,6 +98,7 @@ def test_connection_errors_are_retried(make_client: Any, scripted: ScriptedServe
         client.contacts.get("c1")
 
 
+@pytest.mark.slow
 def test_a_create_whose_answer_is_lost_is_retried_and_creates_once(
     make_client: Any, sdk_server: Server, account: NewAccount
 ) -> None:

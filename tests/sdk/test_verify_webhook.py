@@ -84,6 +84,7 @@ def test_what_the_library_verifies_is_what_we_verify() -> None:
         verify_webhook(SECRET, forged, BODY)
 
 
+@pytest.mark.slow
 def test_a_real_delivery_verifies(client: Any, sdk_server: Server, account: NewAccount) -> None:
     receiver = Receiver()
     try:

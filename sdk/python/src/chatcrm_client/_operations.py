@@ -11,6 +11,7 @@ the same: `Client().contacts.get` is `(id: str) -> Contact`,
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
@@ -30,6 +31,20 @@ class Async:
 
 
 M = TypeVar("M", Sync, Async)
+
+
+def _public_signature(describe: Callable[..., Any]) -> inspect.Signature:
+    """The signature callers see: without `self`, and without the description's type."""
+    signature = inspect.signature(describe)
+    parameters = list(signature.parameters.values())[1:]
+    return signature.replace(parameters=parameters, return_annotation=inspect.Signature.empty)
+
+
+def _bind(describe: Callable[..., Any], bound: Callable[..., Any]) -> Callable[..., Any]:
+    functools.update_wrapper(bound, describe)
+    del bound.__wrapped__  # type: ignore[attr-defined]  # help() shows __signature__ instead
+    bound.__signature__ = _public_signature(describe)  # type: ignore[attr-defined]
+    return bound
 
 
 class Resource(Generic[M]):
@@ -63,11 +78,10 @@ class operation(Generic[P, T]):  # lower case: used as a decorator, like `proper
             return self
         describe, driver = self.describe, obj._driver
 
-        @functools.wraps(describe)
         def bound(*args: Any, **kwargs: Any) -> Any:
             return driver.run(driver.engine.call(describe(obj, *args, **kwargs)))
 
-        return bound
+        return _bind(describe, bound)
 
 
 class listing(Generic[P, T]):  # lower case: used as a decorator, like `property`
@@ -89,8 +103,7 @@ class listing(Generic[P, T]):  # lower case: used as a decorator, like `property
             return self
         describe, driver = self.describe, obj._driver
 
-        @functools.wraps(describe)
         def bound(*args: Any, **kwargs: Any) -> Any:
             return driver.iterate(driver.engine.pages(describe(obj, *args, **kwargs)))
 
-        return bound
+        return _bind(describe, bound)
