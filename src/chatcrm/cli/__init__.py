@@ -8,6 +8,7 @@ from chatcrm.cli.accounts import accounts, init
 from chatcrm.cli.dispatch import dispatch
 from chatcrm.cli.keys import keys
 from chatcrm.cli.service import migrate, serve
+from chatcrm.cli.transfer import export_group, import_group
 from chatcrm.cli.workspaces import workspace
 
 
@@ -17,7 +18,17 @@ def main() -> None:
     """chatcrm: contacts and opportunities of chat-driven sales teams."""
 
 
-for _command in (serve, dispatch, migrate, init, accounts, workspace, keys):
+for _command in (
+    serve,
+    dispatch,
+    migrate,
+    init,
+    accounts,
+    workspace,
+    keys,
+    import_group,
+    export_group,
+):
     main.add_command(_command)
 
 __all__ = ["main"]

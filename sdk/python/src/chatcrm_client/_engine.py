@@ -1,0 +1,283 @@
+"""The client's one implementation of requests, retries, workspaces and paging, without I/O.
+
+A resource method describes what to do (`Call`: one request and how to read its answer;
+`Pages`: a first request, the items of each page and how to ask for the next). The engine
+turns a description into a *plan*: a generator that yields steps — `Send` a request,
+`Sleep`, `Emit` an item of a list — and receives the answer of each `Send` (an
+`httpx.Response`, or the `httpx.TransportError` it raised). The sync and the async drivers
+(_drivers.py) only carry the steps out, so both clients behave the same by construction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import random
+import uuid
+from collections.abc import Callable, Generator, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Generic, Literal, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from chatcrm_client import _errors as errors
+from chatcrm_client._version import VERSION
+from chatcrm_client._wire import dumps, loads, query_value
+
+T = TypeVar("T")
+
+# Statuses worth another attempt: the request may well succeed later. Any other 4xx is
+# the request's own fault and would fail again.
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+BACKOFF_FIRST, BACKOFF_MAX = 0.5, 8.0
+RETRY_AFTER_MAX = 60.0
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A successful answer: the envelope's `data` (Decimal numbers) and its headers."""
+
+    data: Any
+    headers: httpx.Headers
+
+    @property
+    def etag(self) -> str | None:
+        etag: str | None = self.headers.get("etag")
+        return etag
+
+
+def data_of(answer: Answer) -> Any:
+    return answer.data
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One request and how to read its answer.
+
+    `workspace`: where the workspace goes besides the `X-Workspace-Id` header ("query":
+    also as `workspaceId` in the query, where the wire requires it) or "none" (calls
+    about workspaces themselves)."""
+
+    method: str
+    path: str
+    parse: Callable[[Answer], T]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    json: Any = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    workspace: Literal["header", "query", "none"] = "header"
+    wait: float = 0.0  # seconds the service may hold the request (long polls): added to timeout
+
+
+@dataclass(frozen=True)
+class Pages(Generic[T]):
+    """A list over pages: `call` gets one page's data; `items` are its records; `follow`
+    gives the query parameters of the next page, or None at the end."""
+
+    call: Call[Any]
+    items: Callable[[Any], Iterable[T]]
+    follow: Callable[[Any], Mapping[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class Send:
+    request: httpx.Request
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Emit:
+    item: Any
+
+
+Step = Send | Sleep | Emit
+Reply = httpx.Response | httpx.TransportError | None
+Plan = Generator[Step, Reply, T]
+
+
+def backoff(attempt: int) -> float:
+    """Exponential from 0.5 s to 8 s, each wait between half and all of its step ("equal
+    jitter"): clients that failed together do not all come back together."""
+    step = min(BACKOFF_MAX, BACKOFF_FIRST * 2.0**attempt)
+    return step / 2 + random.uniform(0, step / 2)
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The answer's Retry-After in seconds (a number or an HTTP date), at most 60 s."""
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    return min(max(seconds, 0.0), RETRY_AFTER_MAX)
+
+
+def api_error(response: httpx.Response) -> errors.ApiError:
+    """The exception of an error answer (an envelope, or whatever a proxy sent)."""
+    status = response.status_code
+    envelope: Any = None
+    with contextlib.suppress(ValueError):  # a proxy's HTML page: no envelope to read
+        envelope = loads(response.content)
+    cls = errors.error_class(status)
+    request_id = response.headers.get("x-request-id")
+    wait = retry_after(response)
+    if not isinstance(envelope, dict) or "errorCode" not in envelope:
+        message = response.reason_phrase or "error"
+        return cls(status, None, message, request_id=request_id, retry_after=wait)
+    data = envelope.get("data")
+    found = data.get("errors") if isinstance(data, dict) else None
+    return cls(
+        status,
+        envelope.get("errorCode"),
+        str(envelope.get("message") or ""),
+        errors=found if isinstance(found, list) else None,
+        data=data,
+        request_id=request_id,
+        retry_after=wait,
+    )
+
+
+class Engine:
+    """The state the plans share: where the service is, the key, the workspace (looked up
+    once when not given) and the retry settings."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        workspace_id: str | None,
+        *,
+        timeout: float,
+        max_retries: int,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.workspace_id = workspace_id
+        self.timeout = timeout
+        self.max_retries = max_retries
+
+    # -- plans -------------------------------------------------------------------------
+
+    def call(self, call: Call[T]) -> Plan[T]:
+        workspace = yield from self._workspace(call)
+        request = self._request(call, workspace)
+        response = yield from self._send(request)
+        if not response.is_success:
+            raise api_error(response)
+        try:
+            envelope = loads(response.content)
+        except ValueError as exc:
+            raise errors.ApiError(
+                response.status_code,
+                None,
+                "the answer is not JSON",
+                request_id=response.headers.get("x-request-id"),
+            ) from exc
+        return call.parse(Answer(envelope.get("data"), response.headers))
+
+    def pages(self, pages: Pages[T]) -> Plan[None]:
+        call = pages.call
+        while True:
+            data = yield from self.call(call)
+            for item in pages.items(data):
+                yield Emit(item)
+            follow = pages.follow(data)
+            if follow is None:
+                return
+            call = replace(call, params={**call.params, **follow})
+
+    # -- steps -------------------------------------------------------------------------
+
+    def _workspace(self, call: Call[Any]) -> Plan[str | None]:
+        if call.workspace == "none":
+            return None
+        if self.workspace_id is None:
+            lookup = Call("GET", "/api/workspace", data_of, workspace="none")
+            try:
+                listed = yield from self.call(lookup)
+            except errors.ApiError as exc:
+                raise errors.WorkspaceNotChosen(
+                    f"no workspace_id given, and the account's workspaces could not be "
+                    f"listed ({exc})"
+                ) from exc
+            found = [w["id"] for w in listed["data"]]
+            if len(found) != 1:
+                raise errors.WorkspaceNotChosen(
+                    f"no workspace_id given and the account has {len(found)} workspaces: "
+                    "pass workspace_id= to the client"
+                )
+            self.workspace_id = found[0]
+        return self.workspace_id
+
+    def _request(self, call: Call[Any], workspace: str | None) -> httpx.Request:
+        headers = {
+            "authorization": f"Bearer {self.api_key}",
+            "accept": "application/json",
+            "user-agent": f"chatcrm-client/{VERSION}",
+            **call.headers,
+        }
+        params = {k: query_value(v) for k, v in call.params.items() if v is not None}
+        if workspace is not None:
+            headers["x-workspace-id"] = workspace
+            if call.workspace == "query":
+                params["workspaceId"] = workspace
+        content = None
+        if call.json is not None:
+            content = dumps(call.json)
+            headers["content-type"] = "application/json"
+        if call.method == "POST":
+            # The same key on every attempt: the service replays the first answer, so a
+            # retried create never creates twice.
+            headers.setdefault("idempotency-key", str(uuid.uuid4()))
+        timeout = httpx.Timeout(self.timeout + call.wait)
+        path = call.path
+        if workspace is not None:  # `{workspace}` in a path: the client's workspace
+            path = path.replace("{workspace}", quote(workspace, safe=""))
+        return httpx.Request(
+            call.method,
+            self.base_url + path,
+            params=params,
+            headers=headers,
+            content=content,
+            extensions={"timeout": timeout.as_dict()},
+        )
+
+    def _send(self, request: httpx.Request) -> Plan[httpx.Response]:
+        """The request, sent again after a connection error or a passing error status.
+
+        Written here rather than taken from httpx: its transports retry failed connects
+        only, with no backoff, statuses or Retry-After; and one loop here serves the sync
+        and the async client alike."""
+        attempt = 0
+        while True:
+            reply = yield Send(request)
+            if isinstance(reply, httpx.TransportError):
+                if attempt >= self.max_retries or not _retryable(reply):
+                    raise errors.ConnectionFailed(
+                        f"{request.method} {request.url.path}: {type(reply).__name__}: {reply}"
+                    ) from reply
+                delay = backoff(attempt)
+            else:
+                assert reply is not None
+                if reply.status_code not in RETRY_STATUSES or attempt >= self.max_retries:
+                    return reply
+                told = retry_after(reply)
+                delay = backoff(attempt) if told is None else told
+            attempt += 1
+            yield Sleep(delay)
+
+
+def _retryable(exc: httpx.TransportError) -> bool:
+    """A failure of the connection or of the wait, not a request httpx could not make."""
+    return isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError)

@@ -1,0 +1,3 @@
+"""The client's version (sent in its User-Agent)."""
+
+VERSION = "0.1.0"

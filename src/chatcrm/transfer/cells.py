@@ -1,0 +1,90 @@
+"""One cell's text ⇄ one body value, by the type of the field the column fills.
+
+Reading: an empty cell is "not given"; booleans are `true`/`false`; whole numbers and
+choices are integers; money is a decimal number; files and tags are `;`-separated; the
+`variables` column holds the JSON array of the API. Writing is the inverse, so what export
+writes, import reads back to the same value."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from chatcrm.records.array_types import Files, TagIds, Variables
+from chatcrm.records.fields import Field
+from chatcrm.records.scalar_types import Boolean, Choice, MoneyAmount, WholeNumber
+
+LIST_SEPARATOR = ";"
+
+
+class CellError(ValueError):
+    """The cell's text is not a value of its column's type (the row fails)."""
+
+
+def split_list(text: str) -> list[str]:
+    """`a; b;;c` → `["a", "b", "c"]`: blanks around and between separators ignored."""
+    return [part.strip() for part in text.split(LIST_SEPARATOR) if part.strip()]
+
+
+def read_cell(field: Field, text: str) -> Any:
+    """The body value of a non-empty cell of a column filling `field`."""
+    kind = field.type
+    if isinstance(kind, Boolean):
+        lowered = text.strip().lower()
+        if lowered not in ("true", "false"):
+            raise CellError("must be true or false")
+        return lowered == "true"
+    if isinstance(kind, WholeNumber | Choice):
+        stripped = text.strip()
+        if not (stripped.isascii() and stripped.lstrip("-").isdigit()):
+            raise CellError("must be a whole number")
+        return int(stripped)
+    if isinstance(kind, MoneyAmount):
+        return _number(text)
+    if isinstance(kind, Files | TagIds):
+        return split_list(text)
+    if isinstance(kind, Variables):
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise CellError('must be a JSON array of {"name", "value"}') from exc
+    return text
+
+
+def _number(text: str) -> int | float:
+    """A JSON number for the API (which refuses numbers sent as strings). Amounts have at
+    most 16 significant digits (10^12 with 4 decimals); a float prints them back exactly
+    up to 15, and the API checks the rest."""
+    try:
+        value = Decimal(text.strip().replace(" ", ""))
+    except InvalidOperation as exc:
+        raise CellError("must be a number") from exc
+    if not value.is_finite():
+        raise CellError("must be a number")
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def write_cell(value: Any) -> str:
+    """The cell text of a wire value (null and absent: empty)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return LIST_SEPARATOR.join(str(item) for item in value)
+    if isinstance(value, float):
+        # Money read as a float: its shortest exact text, never an exponent.
+        return format(Decimal(repr(value)).normalize(), "f")
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f")
+    return str(value)
+
+
+def variable_text(value: Any) -> str:
+    """A variable's value as a var: cell: text as it is, other values as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return write_cell(value) if isinstance(value, Decimal) else json.dumps(value)

@@ -1,0 +1,145 @@
+"""The CSV columns of contacts and opportunities, derived from their field tables.
+
+A column is a creatable field's wire name, or one of the columns that name things the way a
+person does: `phone` (internalWhatsappNumber), `stage`, `agent`, `segmentation` (a name, an
+email or an id), `tags` (names or ids), `var:<name>` (one variable of a contact) and, for
+opportunities, `contact` (a contact's id, phone or email). Export writes the same columns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from chatcrm.contacts.fields import FIELDS as CONTACT_FIELDS
+from chatcrm.opportunities.fields import FIELDS as OPPORTUNITY_FIELDS
+from chatcrm.records.fields import Field, FieldTable
+from chatcrm.transfer.problems import BadInput
+
+VARIABLE_PREFIX = "var:"
+# Creatable fields that are not columns: the workspace is the one imported into, and an
+# import marks what it creates as imported (creationTypeId 2).
+_NOT_COLUMNS = frozenset({"workspaceId", "creationTypeId"})
+# The column a rejects file adds; a rejects file can be fixed and imported again as it is.
+ERROR_COLUMN = "error"
+
+
+class Role(Enum):
+    """How a column's cells become a body value."""
+
+    FIELD = "the field's own value"
+    STAGE = "a stage name or id"
+    AGENT = "an agent email or id"
+    SEGMENTATION = "a segmentation name or id"
+    TAGS = "tag names or ids, ;-separated"
+    VARIABLE = "one variable's value"
+    CONTACT = "a contact id, phone or email"
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    role: Role
+    # The body key the column fills (`variables` for every var: column).
+    wire: str
+    # The field of that key: its type decides how a FIELD cell is read.
+    field: Field
+
+
+# Columns naming a reference the way a person does: column → (role, the field it fills).
+_NAMED = {
+    "stage": (Role.STAGE, "stageId"),
+    "agent": (Role.AGENT, "assignedAgentId"),
+    "segmentation": (Role.SEGMENTATION, "segmentationId"),
+}
+
+
+@dataclass(frozen=True)
+class RecordColumns:
+    """Every column one kind of record reads and writes."""
+
+    kind: str
+    table: FieldTable
+    # Fixed columns by header name.
+    named: dict[str, Column]
+    # Whether var:<name> columns are read.
+    variables: bool
+    # What export writes before the var: columns, in this order.
+    export_names: tuple[str, ...]
+
+    def read_header(self, header: Sequence[str]) -> list[Column | None]:
+        """The columns of a file's header, in order (None: a rejects file's `error` column,
+        ignored). Unknown, repeated or clashing columns are refused before anything is
+        sent."""
+        if not header or all(not name.strip() for name in header):
+            raise BadInput("the file has no header row")
+        out: list[Column | None] = []
+        filled: dict[str, str] = {}
+        for raw in header:
+            name = raw.strip()
+            column = self.column(name)
+            if column is None:
+                out.append(None)
+                continue
+            key = column.name if column.role is Role.VARIABLE else column.wire
+            if key in filled:
+                raise BadInput(f'columns "{filled[key]}" and "{name}" both set {column.wire}')
+            filled[key] = name
+            if column.role is Role.VARIABLE and "variables" in self.named:
+                filled.setdefault("variables", name)
+            out.append(column)
+        return out
+
+    def column(self, name: str) -> Column | None:
+        if name in self.named:
+            return self.named[name]
+        if name == ERROR_COLUMN:
+            return None
+        if self.variables and name.startswith(VARIABLE_PREFIX):
+            variable = name[len(VARIABLE_PREFIX) :].strip()
+            if not variable:
+                raise BadInput(f'column "{name}" names no variable')
+            return Column(variable, Role.VARIABLE, "variables", self.table["variables"])
+        known = ", ".join(self.named) + (", var:<name>" if self.variables else "")
+        if not name:
+            raise BadInput(f"the header has an empty column name (columns: {known})")
+        raise BadInput(f'unknown column "{name}" for {self.kind} (columns: {known})')
+
+
+def _record_columns(
+    kind: str,
+    table: FieldTable,
+    extra: dict[str, tuple[Role, str]],
+    *,
+    variables: bool,
+    first: tuple[str, ...],
+) -> RecordColumns:
+    creatable = [f for f in table if f.create is not None and f.wire not in _NOT_COLUMNS]
+    named: dict[str, Column] = {}
+    for f in creatable:
+        role = Role.TAGS if f.wire == "tags" else Role.FIELD
+        named[f.wire] = Column(f.wire, role, f.wire, f)
+    for name, (role, wire) in {**_NAMED, **extra}.items():
+        named[name] = Column(name, role, wire, table[wire])
+    # Export: each creatable field under its person-friendly column, var: columns after.
+    friendly = {wire: name for name, (_, wire) in {**_NAMED, **extra}.items()}
+    exported = [friendly.get(f.wire, f.wire) for f in creatable if f.wire != "variables"]
+    export_names = tuple(dict.fromkeys([*first, *exported]))
+    return RecordColumns(kind, table, named, variables, export_names)
+
+
+CONTACT_COLUMNS = _record_columns(
+    "contacts",
+    CONTACT_FIELDS,
+    {"phone": (Role.FIELD, "internalWhatsappNumber")},
+    variables=True,
+    first=("name", "lastname", "email", "phone"),
+)
+OPPORTUNITY_COLUMNS = _record_columns(
+    "opportunities",
+    OPPORTUNITY_FIELDS,
+    {"contact": (Role.CONTACT, "contactId")},
+    variables=False,
+    first=("name", "amount", "contact"),
+)
+COLUMNS = {"contacts": CONTACT_COLUMNS, "opportunities": OPPORTUNITY_COLUMNS}

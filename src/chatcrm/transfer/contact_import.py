@@ -1,0 +1,111 @@
+"""Importing contacts: rows are read lazily and sent in batches to upsert-batch, which
+matches each to a live contact (by phone or email) and creates, updates or leaves it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import orjson
+
+from chatcrm.transfer.bodies import BodyBuilder
+from chatcrm.transfer.csv_source import Row
+from chatcrm.transfer.outcome import Rejects, Tally, api_errors_text
+from chatcrm.transfer.problems import RowError
+from chatcrm.transfer.progress import RowProgress
+from chatcrm.transfer.remote import Remote, error_text
+
+# The API takes at most 500 items a call, and bodies up to 1 MiB: a batch also ends
+# before its JSON would pass BATCH_BYTES.
+BATCH_ROWS = 500
+BATCH_BYTES = 900_000
+
+
+def import_contacts(
+    rows: Iterator[Row],
+    builder: BodyBuilder,
+    remote: Remote,
+    *,
+    match_by: str,
+    dry_run: bool,
+    tally: Tally,
+    rejects: Rejects,
+    progress: RowProgress,
+) -> None:
+    """One batch in flight while the next is read: the server's time and the reading
+    overlap, and batches still apply in file order (a later row sees an earlier one)."""
+    in_flight: tuple[Pending, Future[Answer]] | None = None
+    with ThreadPoolExecutor(1) as sender:
+        for batch in _batches(rows, builder):
+            sent = sender.submit(_send, batch, remote, match_by=match_by, dry_run=dry_run)
+            if in_flight is not None:
+                _record(*in_flight, tally=tally, rejects=rejects, progress=progress)
+            in_flight = (batch, sent)
+        if in_flight is not None:
+            _record(*in_flight, tally=tally, rejects=rejects, progress=progress)
+
+
+# A batch's rows in file order, each with its body, or (a row that cannot be sent) why not.
+Pending = list[tuple[Row, dict[str, Any] | str]]
+
+
+def _batches(rows: Iterator[Row], builder: BodyBuilder) -> Iterator[Pending]:
+    """Batches of at most BATCH_ROWS bodies (and BATCH_BYTES of JSON); the rows that fail
+    before sending ride along, so the rejects file keeps the file's order."""
+    batch: Pending = []
+    count = size = 0
+    for row in rows:
+        try:
+            body = builder.body(row)
+        except RowError as exc:
+            batch.append((row, str(exc)))
+            continue
+        item_size = len(orjson.dumps(body)) + 1
+        if count and (count >= BATCH_ROWS or size + item_size > BATCH_BYTES):
+            yield batch
+            batch, count, size = [], 0, 0
+        batch.append((row, body))
+        count += 1
+        size += item_size
+    if batch:
+        yield batch
+
+
+# The upsert's results, or why the whole call failed.
+Answer = list[dict[str, Any]] | str
+
+
+def _send(batch: Pending, remote: Remote, *, match_by: str, dry_run: bool) -> Answer:
+    from chatcrm_client import ChatcrmError
+
+    items = [body for _, body in batch if not isinstance(body, str)]
+    if not items:
+        return []
+    try:
+        data = remote.upsert_contacts(items, match_by=match_by, dry_run=dry_run)
+    except ChatcrmError as exc:
+        # The whole call was refused (or the server is gone): each of its rows failed.
+        return error_text(exc)
+    results: list[dict[str, Any]] = data["results"]
+    return results
+
+
+def _record(
+    batch: Pending, sent: Future[Answer], *, tally: Tally, rejects: Rejects, progress: RowProgress
+) -> None:
+    answer = sent.result()
+    results = iter(answer if isinstance(answer, list) else [])
+    for row, body in batch:
+        if isinstance(body, str):
+            status, error = "failed", body
+        elif isinstance(answer, str):
+            status, error = "failed", answer
+        else:
+            result = next(results)
+            status = result["status"]
+            error = api_errors_text(result.get("errors")) if status == "failed" else ""
+        tally.add(status)
+        if status == "failed":
+            rejects.write(row.cells, error)
+    progress.advance(len(batch))

@@ -1,0 +1,108 @@
+"""Reading an import file: UTF-8 with or without BOM, `,` or `;` separated (detected),
+quoted cells may hold newlines. Rows are read lazily: memory stays flat whatever the
+file's size."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from chatcrm.transfer.problems import BadInput
+
+# `utf-8-sig` reads a file with or without the byte-order mark that spreadsheets write.
+ENCODING = "utf-8-sig"
+DELIMITERS = ",;"
+_SAMPLE_CHARS = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Row:
+    """One data row: its number among the data rows (from 1) and its cells as read."""
+
+    number: int
+    cells: list[str]
+
+
+@dataclass(frozen=True)
+class CsvFile:
+    path: Path
+    delimiter: str
+    header: list[str]
+
+    def rows(self) -> Iterator[Row]:
+        """The data rows, one at a time; blank lines are skipped."""
+        with _open(self.path) as handle:
+            reader = csv.reader(handle, delimiter=self.delimiter)
+            try:
+                next(reader, None)
+                number = 0
+                for cells in reader:
+                    if not cells or cells == [""]:
+                        continue
+                    number += 1
+                    yield Row(number, cells)
+            except UnicodeDecodeError as exc:
+                raise BadInput(f"{self.path}: not UTF-8 near line {reader.line_num + 1}") from exc
+            except csv.Error as exc:
+                raise BadInput(f"{self.path}: line {reader.line_num}: {exc}") from exc
+
+    def count_rows(self) -> int | None:
+        """How many data rows there are, for the progress bar (one quick pass of the C
+        reader); None when the file cannot be read to its end."""
+        try:
+            with _open(self.path) as handle:
+                reader = csv.reader(handle, delimiter=self.delimiter)
+                return sum(1 for cells in reader if cells and cells != [""]) - 1
+        except (UnicodeDecodeError, csv.Error, OSError):
+            return None
+
+
+def _open(path: Path) -> TextIO:
+    return path.open(encoding=ENCODING, newline="")
+
+
+def open_csv(path: Path) -> CsvFile:
+    """The file's delimiter and header row; a file that cannot be read is a BadInput."""
+    try:
+        with _open(path) as handle:
+            sample = handle.read(_SAMPLE_CHARS)
+    except FileNotFoundError as exc:
+        raise BadInput(f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise BadInput(f"{path}: is a directory") from exc
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{path}: not UTF-8 (save it as UTF-8 CSV)") from exc
+    except OSError as exc:
+        raise BadInput(f"{path}: {exc.strerror or exc}") from exc
+    if not sample.strip():
+        raise BadInput(f"{path}: the file is empty")
+    delimiter = sniff_delimiter(sample)
+    reader = csv.reader(sample.splitlines(keepends=True), delimiter=delimiter)
+    try:
+        header = next(reader)
+    except csv.Error as exc:
+        raise BadInput(f"{path}: the header row cannot be read: {exc}") from exc
+    return CsvFile(path, delimiter, header)
+
+
+def sniff_delimiter(sample: str) -> str:
+    """`,` or `;`: csv.Sniffer on the first chunk, restricted to those two. Column names
+    hold neither, so the header line settles what the sniffer cannot tell (one column, few
+    rows) or gets wrong (a `;` file whose cells hold commas): `,` on a tie."""
+    lines = sample.splitlines()
+    first_line = lines[0] if lines else ""
+    by_header = ";" if first_line.count(";") > first_line.count(",") else ","
+    # Cut the sample at a line end so the sniffer never sees half a row.
+    cut = max(sample.rfind("\n"), sample.rfind("\r"))
+    chunk = sample[: cut + 1] if cut > 0 else sample
+    try:
+        found = csv.Sniffer().sniff(chunk, delimiters=DELIMITERS).delimiter
+    except csv.Error:
+        return by_header
+    other = ";" if found == "," else ","
+    if found not in DELIMITERS or (other in first_line and found not in first_line):
+        return by_header
+    return found

@@ -1,0 +1,135 @@
+"""Exporting contacts or opportunities in exactly the columns an import reads: stages,
+agents, segmentations and tags by name (agents by email), an opportunity's contact by its
+phone (else its email), so that importing the file into another workspace with the same
+names reproduces the records (ids aside). Read page by page, written row by row."""
+
+from __future__ import annotations
+
+import csv
+import json
+import tempfile
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any, TextIO
+
+from chatcrm.transfer.cells import LIST_SEPARATOR, variable_text, write_cell
+from chatcrm.transfer.columns import VARIABLE_PREFIX, Column, RecordColumns, Role
+from chatcrm.transfer.names import Lookup, WorkspaceNames
+from chatcrm.transfer.progress import RowProgress
+from chatcrm.transfer.remote import Remote
+
+
+class RowWriter:
+    """A record (full shape) → its values by column, as JSON values (`typed`, for JSON
+    lines) or as cell texts (CSV)."""
+
+    def __init__(
+        self,
+        columns: RecordColumns,
+        names: WorkspaceNames,
+        stages: Lookup,
+        contacts: dict[str, str] | None = None,
+    ) -> None:
+        self.columns = [columns.named[name] for name in columns.export_names]
+        self.names = names
+        self.stages = stages
+        self.contacts = contacts or {}
+
+    def values(self, record: dict[str, Any], *, typed: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for column in self.columns:
+            value = self._value(column, record)
+            out[column.name] = value if typed else write_cell(value)
+        for variable in record.get("variables") or []:
+            value = variable.get("value")
+            out[VARIABLE_PREFIX + variable["name"]] = value if typed else variable_text(value)
+        return out
+
+    def _value(self, column: Column, record: dict[str, Any]) -> Any:
+        value = record.get(column.wire)
+        role = column.role
+        if role is Role.STAGE:
+            return self.stages.shown(value)
+        if role is Role.AGENT:
+            return self.names.agents.shown(value)
+        if role is Role.SEGMENTATION:
+            return self.names.segmentations.shown(value)
+        if role is Role.CONTACT:
+            return self.contacts.get(value, value) if value else ""
+        if role is Role.TAGS:
+            # A name holding the separator could not be read back: its id is written.
+            return [
+                tag["id"] if LIST_SEPARATOR in tag["name"] else tag["name"] for tag in value or []
+            ]
+        if column.wire == "finalAmount" and value == record.get("amount"):
+            # Left empty: it follows the amount again in the workspace it is imported into.
+            return None
+        return value
+
+
+def contact_labels(remote: Remote) -> dict[str, str]:
+    """Each contact's id → its phone, else its email (what an opportunity's `contact`
+    column holds). One pass over the contacts, the smallest thing kept per contact."""
+    labels: dict[str, str] = {}
+    for page in remote.contacts({}):
+        for contact in page:
+            label = contact.get("internalWhatsappNumber") or contact.get("email")
+            if label:
+                labels[contact["id"]] = label
+    return labels
+
+
+def _json_number(value: Any) -> Any:
+    """Money arrives as Decimal (never through float on the way in); JSON has numbers."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def write_jsonl(records: Iterator[dict[str, Any]], writer: RowWriter, out: TextIO) -> int:
+    count = 0
+    for record in records:
+        values = writer.values(record, typed=True)
+        out.write(json.dumps(values, ensure_ascii=False, default=_json_number) + "\n")
+        count += 1
+    return count
+
+
+def write_csv(
+    records: Iterator[dict[str, Any]], writer: RowWriter, out: TextIO, *, variables: bool
+) -> int:
+    """CSV needs its header first, and the var: columns are known only at the end: the rows
+    go to a temporary file (not memory) on the way when the records have variables."""
+    fixed = [column.name for column in writer.columns]
+    if not variables:
+        sink = csv.DictWriter(out, fieldnames=fixed, extrasaction="ignore")
+        sink.writeheader()
+        count = 0
+        for record in records:
+            sink.writerow(writer.values(record, typed=False))
+            count += 1
+        return count
+    seen: dict[str, None] = {}
+    count = 0
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        for record in records:
+            row = writer.values(record, typed=False)
+            for name in row:
+                if name.startswith(VARIABLE_PREFIX) and name not in seen:
+                    seen[name] = None
+            spool.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+        spool.seek(0)
+        sink = csv.DictWriter(out, fieldnames=[*fixed, *seen], restval="")
+        sink.writeheader()
+        for line in spool:
+            sink.writerow(json.loads(line))
+    return count
+
+
+def records(
+    pages: Iterator[list[dict[str, Any]]], progress: RowProgress
+) -> Iterator[dict[str, Any]]:
+    for page in pages:
+        yield from page
+        progress.advance(len(page))

@@ -1,0 +1,158 @@
+"""One import or one export from start to end: the file and its header are checked before
+anything is sent, then the workspace's names are read, then the rows go."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from chatcrm.transfer.bodies import BodyBuilder
+from chatcrm.transfer.columns import COLUMNS
+from chatcrm.transfer.contact_import import import_contacts
+from chatcrm.transfer.csv_source import open_csv
+from chatcrm.transfer.export import RowWriter, contact_labels, records, write_csv, write_jsonl
+from chatcrm.transfer.names import WorkspaceNames
+from chatcrm.transfer.opportunity_import import ContactFinder, import_opportunities
+from chatcrm.transfer.outcome import Rejects, Tally
+from chatcrm.transfer.problems import BadInput
+from chatcrm.transfer.progress import RowProgress
+from chatcrm.transfer.remote import Remote
+
+
+@dataclass(frozen=True)
+class Target:
+    """The server and workspace a run talks to."""
+
+    url: str
+    api_key: str
+    workspace_id: str
+
+
+@contextmanager
+def connected(target: Target) -> Iterator[tuple[Remote, WorkspaceNames]]:
+    try:
+        remote = Remote(target.url, target.api_key, target.workspace_id)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from exc
+    try:
+        yield remote, WorkspaceNames(remote.workspace())
+    finally:
+        remote.close()
+
+
+def run_import(
+    kind: str,
+    path: Path,
+    target: Target,
+    *,
+    match_by: str = "auto",
+    dry_run: bool = False,
+    rejects_path: Path | None = None,
+    create_tags: bool = False,
+    progress_interval: float,
+) -> Tally:
+    columns = COLUMNS[kind]
+    source = open_csv(path)
+    read = columns.read_header(source.header)
+    tally = Tally()
+    with connected(target) as (remote, names):
+        rejects = Rejects(rejects_path, source.header, source.delimiter)
+        try:
+            with RowProgress(
+                source.count_rows(), f"import {kind}", interval=progress_interval
+            ) as progress:
+                if kind == "contacts":
+                    builder = BodyBuilder(
+                        read,
+                        names,
+                        stages=names.contact_stages,
+                        tag_maker=remote if create_tags else None,
+                        dry_run=dry_run,
+                    )
+                    import_contacts(
+                        source.rows(),
+                        builder,
+                        remote,
+                        match_by=match_by,
+                        dry_run=dry_run,
+                        tally=tally,
+                        rejects=rejects,
+                        progress=progress,
+                    )
+                else:
+                    finder = ContactFinder(remote)
+                    builder = BodyBuilder(
+                        read,
+                        names,
+                        stages=names.opportunity_stages,
+                        dry_run=dry_run,
+                        find_contact=finder,
+                    )
+                    import_opportunities(
+                        source.rows(),
+                        builder,
+                        remote,
+                        finder=finder,
+                        dry_run=dry_run,
+                        tally=tally,
+                        rejects=rejects,
+                        progress=progress,
+                    )
+        finally:
+            rejects.close()
+    return tally
+
+
+def run_export(
+    kind: str,
+    target: Target,
+    out: TextIO,
+    *,
+    fmt: str,
+    filters: dict[str, Any],
+    progress_interval: float,
+) -> int:
+    """Writes the records and returns how many. `filters` may name stages, agents, tags
+    and contacts the way the columns do; they are resolved to the ids the lists take."""
+    columns = COLUMNS[kind]
+    with connected(target) as (remote, names):
+        stages = names.contact_stages if kind == "contacts" else names.opportunity_stages
+        query = _list_filters(filters, names, stages, remote)
+        labels = contact_labels(remote) if kind == "opportunities" else None
+        writer = RowWriter(columns, names, stages, labels)
+        pages = remote.contacts(query) if kind == "contacts" else remote.opportunities(query)
+        with RowProgress(None, f"export {kind}", interval=progress_interval) as progress:
+            rows = records(pages, progress)
+            if fmt == "jsonl":
+                return write_jsonl(rows, writer, out)
+            return write_csv(rows, writer, out, variables=columns.variables)
+
+
+def _list_filters(
+    filters: dict[str, Any], names: WorkspaceNames, stages: Any, remote: Remote
+) -> dict[str, Any]:
+    from chatcrm.transfer.cells import CellError
+
+    query: dict[str, Any] = {}
+    for wire, value in filters.items():
+        if value is None:
+            continue
+        try:
+            if wire == "stageId":
+                value = stages.resolve(value)
+            elif wire == "assignedAgentId":
+                value = names.agents.resolve(value)
+            elif wire == "tag":
+                value = names.tags.resolve(value)
+            elif wire == "contactId":
+                found = remote.find_contact(value)
+                if found is None:
+                    raise CellError(f'no contact with id, phone or email "{value}"')
+                value = found
+        except CellError as exc:
+            raise BadInput(str(exc)) from exc
+        query[wire] = value
+    return query

@@ -1,0 +1,117 @@
+"""The client over contract E (upsert, merge, single delete, restore, the account's
+workspaces, an opportunity's activities)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from chatcrm.provisioning import NewAccount
+from chatcrm_client import ApiError, Conflict, NotFound, ValidationFailed, WorkspaceNotChosen
+from tests.servers import Server
+
+pytestmark = pytest.mark.slow
+
+
+@contextmanager
+def server_side() -> Iterator[None]:
+    """Skip (not fail) while the server in this checkout lacks the route: an unknown route
+    is a 404 NOT_FOUND or a 405, never a domain error."""
+    try:
+        yield
+    except ApiError as exc:
+        if exc.error_code in ("NOT_FOUND", "METHOD_NOT_ALLOWED"):
+            pytest.skip(f"the server has no route for this call yet: {exc}")
+        raise
+
+
+def test_delete_one_and_restore(client: Any) -> None:
+    ana = client.contacts.create(name="Ana", phone="51911111111", email="ana@example.com")
+    with server_side():
+        assert client.contacts.delete(ana.id) == [ana.id]
+    with pytest.raises(NotFound):
+        client.contacts.delete(ana.id)
+    restored = client.contacts.restore(ana.id)
+    assert restored.id == ana.id and client.contacts.get(ana.id).name == "Ana"
+    with pytest.raises(NotFound):  # a live contact is not restored
+        client.contacts.restore(ana.id)
+
+    client.contacts.delete(ana.id)
+    client.contacts.create(name="Ana 2", phone="+51 911 111 111", email="other@example.com")
+    with pytest.raises(Conflict) as taken:
+        client.contacts.restore(ana.id)
+    assert taken.value.error_code == "CONTACT_DELETED_CONFLICT"
+    assert taken.value.data["existingId"] != ana.id
+
+
+def test_upsert_and_merge(client: Any) -> None:
+    with server_side():
+        result = client.contacts.upsert_batch(
+            [
+                {
+                    "name": "Ana",
+                    "platform_id": 2,  # WhatsApp: a phone and no email
+                    "phone": "51 911 111 111",
+                    "variables": [{"name": "a", "value": 1}],
+                },
+                {"name": "Bo", "email": "bo@example.com"},
+                {"name": "", "email": "bad"},
+            ]
+        )
+    assert (result.created, result.updated, result.failed) == (2, 0, 1)
+    assert [r["status"] for r in result.results] == ["created", "created", "failed"]
+    assert result.results[2]["errors"] and result.to_dict()["results"][0]["errors"] == []
+    ana_id, bo_id = result.results[0]["id"], result.results[1]["id"]
+
+    again = client.contacts.upsert_batch(
+        [{"phone": "+51911111111", "name": "Ana", "lastname": "x"}],
+        match_by="phone",
+        dry_run=True,
+    )
+    assert again.results[0]["id"] == ana_id and client.contacts.get(ana_id).lastname == ""
+    updated = client.contacts.upsert_batch(
+        [{"email": "BO@example.com", "name": "Bo", "last_message": "hi"}], match_by="email"
+    )
+    assert (updated.updated, updated.results[0]["id"]) == (1, bo_id)
+
+    with server_side():
+        merged = client.contacts.merge(ana_id, [bo_id])
+    assert merged.id == ana_id and merged.email == "bo@example.com"
+    assert merged.variables == {"a": 1}
+    with pytest.raises(NotFound):
+        client.contacts.get(bo_id)
+    with pytest.raises(ValidationFailed):
+        client.contacts.merge(ana_id, [ana_id])
+
+
+def test_opportunity_restore_and_activities(client: Any) -> None:
+    deal = client.opportunities.create(name="Deal", amount=10)
+    client.opportunities.add_activity(deal.id, "met", "Meeting", "2025-04-07T10:00:00Z")
+    client.opportunities.add_activity(deal.id, "called", "Calls")
+    with server_side():
+        activities = client.opportunities.activities(deal.id)
+    assert [a.content for a in activities] == ["met", "called"]
+    assert activities[0].date.isoformat() == "2025-04-07T10:00:00+00:00"
+    client.opportunities.delete(deal.id)
+    restored = client.opportunities.restore(deal.id)
+    assert (restored.id, restored.status_id, restored.amount) == (deal.id, 1, Decimal(10))
+
+
+def test_the_workspace_is_found_when_not_given(
+    make_client: Callable[..., Any], sdk_server: Server, account: NewAccount
+) -> None:
+    client = make_client(sdk_server.base_url, account.api_key)
+    with server_side():
+        [workspace] = client.workspaces.list()
+    assert workspace.id == account.workspace_id
+    contact = client.contacts.create(name="Found", email="found@example.com")
+    assert contact.workspace_id == account.workspace_id == client.workspace_id
+
+    client.request("POST", "/api/workspace", json={"name": "Second"})
+    fresh = make_client(sdk_server.base_url, account.api_key)
+    with pytest.raises(WorkspaceNotChosen):
+        fresh.contacts.get(contact.id)

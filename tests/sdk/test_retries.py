@@ -1,0 +1,117 @@
+"""Retries, against a scripted server in the test process and a proxy that drops the
+connection: which failures are tried again, how long the client waits, and that a retried
+create never creates twice."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from chatcrm.provisioning import NewAccount
+from chatcrm_client import BadRequest, ConnectionFailed, RateLimited, ServerError
+from tests.sdk.scripted import DROP, Answer, DroppingProxy, ScriptedServer
+from tests.servers import Server
+
+WORKSPACE = "01a2170f-0000-7000-8000-0000000000ff"
+CONTACT = {"id": "c1", "name": "Ana", "creationDate": "2025-04-07T21:56:19.325443Z"}
+
+
+@pytest.fixture(scope="module")
+def scripted() -> Iterator[ScriptedServer]:
+    server = ScriptedServer()
+    yield server
+    server.close()
+
+
+def make(make_client: Any, scripted: ScriptedServer, **options: Any) -> Any:
+    return make_client(scripted.url, "ccrm_test", WORKSPACE, **options)
+
+
+def created(**data: Any) -> Answer:
+    return Answer(200, data={"id": "c1", "contact": {**CONTACT, **data}})
+
+
+def test_503_with_retry_after_is_retried_after_the_wait_it_names(
+    make_client: Any, scripted: ScriptedServer
+) -> None:
+    scripted.script(Answer(503, {"retry-after": "1"}, error_code="SERVICE_UNAVAILABLE"), created())
+    contact = make(make_client, scripted).contacts.create(name="Ana")
+    assert contact.id == "c1"
+    first, second = scripted.seen
+    assert 0.95 <= second.at - first.at < 3.0  # the 1 s it was told, not the 0.5 s backoff
+    # One key for both attempts: the service replays the first answer.
+    assert first.headers["idempotency-key"] == second.headers["idempotency-key"]
+    assert len(first.headers["idempotency-key"]) == 36
+    assert first.headers["x-workspace-id"] == WORKSPACE
+    assert first.headers["authorization"] == "Bearer ccrm_test"
+
+
+def test_400_is_never_retried(make_client: Any, scripted: ScriptedServer) -> None:
+    scripted.script(Answer(400, error_code="BAD_REQUEST", message="Unknown field 'x'."))
+    with pytest.raises(BadRequest) as failed:
+        make(make_client, scripted).contacts.create(name="Ana", x=1)
+    assert len(scripted.seen) == 1
+    assert (failed.value.status, failed.value.message) == (400, "Unknown field 'x'.")
+    assert failed.value.request_id == "req-1"
+
+
+def test_429_and_5xx_are_retried_up_to_max_retries(
+    make_client: Any, scripted: ScriptedServer
+) -> None:
+    limited = Answer(429, {"retry-after": "0"}, error_code="RATE_LIMITED")
+    scripted.script(limited, Answer(502, {"retry-after": "0"}), created())
+    assert make(make_client, scripted).contacts.create(name="Ana").id == "c1"
+    assert len(scripted.seen) == 3
+
+    scripted.script(limited, limited, limited, created())
+    with pytest.raises(RateLimited) as refused:
+        make(make_client, scripted, max_retries=2).contacts.get("c1")
+    assert len(scripted.seen) == 3 and refused.value.retry_after == 0
+
+    # Not an envelope (a proxy's page): still a ServerError, after one retry.
+    page = Answer(502, {"retry-after": "0"}, raw=b"<html>Bad Gateway</html>")
+    scripted.script(page, page)
+    with pytest.raises(ServerError) as failed:
+        make(make_client, scripted, max_retries=1).contacts.get("c1")
+    assert len(scripted.seen) == 2
+    assert (failed.value.status, failed.value.error_code) == (502, None)
+
+
+def test_connection_errors_are_retried(make_client: Any, scripted: ScriptedServer) -> None:
+    scripted.script(DROP, created())
+    started = time.monotonic()
+    assert make(make_client, scripted).contacts.create(name="Ana").id == "c1"
+    first, second = scripted.seen
+    assert first.headers["idempotency-key"] == second.headers["idempotency-key"]
+    assert 0.2 <= time.monotonic() - started < 3.0  # backoff: 0.25 to 0.5 s
+
+    # Nobody listening: tried 1 + max_retries times, then ConnectionFailed.
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    client = make_client(f"http://127.0.0.1:{port}", "k", WORKSPACE, max_retries=1)
+    with pytest.raises(ConnectionFailed):
+        client.contacts.get("c1")
+
+
+@pytest.mark.slow
+def test_a_create_whose_answer_is_lost_is_retried_and_creates_once(
+    make_client: Any, sdk_server: Server, account: NewAccount
+) -> None:
+    proxy = DroppingProxy(sdk_server.base_url, "/api/contact")
+    try:
+        client = make_client(proxy.url, account.api_key, account.workspace_id)
+        contact = client.contacts.create(name="Once", email="once@example.com")
+        [lost] = proxy.dropped
+        # The service did create it the first time; the retry got that answer again.
+        assert lost.json()["data"]["id"] == contact.id
+        posts = [s for s in proxy.seen if s.method == "POST"]
+        assert len(posts) == 2
+        assert posts[0].headers["idempotency-key"] == posts[1].headers["idempotency-key"]
+        assert [c.id for c in client.contacts.list()] == [contact.id]
+    finally:
+        proxy.close()

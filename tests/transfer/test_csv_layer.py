@@ -1,0 +1,161 @@
+"""The CSV layer of `chatcrm import` without a server: delimiter detection, BOM, quoted
+newlines, the header check and cell reading; bad files and options exit 2 with one line
+before anything is sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from chatcrm.cli import main
+from chatcrm.transfer.bodies import BodyBuilder
+from chatcrm.transfer.cells import read_cell, write_cell
+from chatcrm.transfer.columns import CONTACT_COLUMNS, OPPORTUNITY_COLUMNS, Role
+from chatcrm.transfer.csv_source import open_csv, sniff_delimiter
+from chatcrm.transfer.names import WorkspaceNames
+from chatcrm.transfer.problems import BadInput, RowError
+
+# Nothing listens there: a test that reached the network would fail, not hang.
+SERVER = ["--url", "http://127.0.0.1:9", "--api-key", "ccrm_x", "--workspace", "ws"]
+
+
+def write(tmp_path: Path, text: str, *, bom: bool = False, name: str = "in.csv") -> Path:
+    path = tmp_path / name
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+    return path
+
+
+@pytest.mark.parametrize("delimiter", [",", ";"])
+@pytest.mark.parametrize("bom", [False, True])
+def test_delimiter_bom_and_quoted_newlines(tmp_path: Path, delimiter: str, bom: bool) -> None:
+    d = delimiter
+    text = (
+        f"name{d}lastname{d}email{d}files\r\n"
+        f'Ana{d}"Pérez{d} Díaz"{d}ana@example.com{d}"a.pdf;b.pdf"\r\n'
+        f'"Luis\nSegundo"{d}Soto{d}luis@example.com{d}\r\n'
+        "\r\n"
+        f"Eva{d}{d}eva@example.com{d}\r\n"
+    )
+    source = open_csv(write(tmp_path, text, bom=bom))
+    assert source.delimiter == delimiter
+    assert source.header == ["name", "lastname", "email", "files"]
+    rows = list(source.rows())
+    assert [row.number for row in rows] == [1, 2, 3]
+    assert rows[0].cells == ["Ana", f"Pérez{d} Díaz", "ana@example.com", "a.pdf;b.pdf"]
+    assert rows[1].cells[0] == "Luis\nSegundo"
+    assert source.count_rows() == 3
+
+
+def test_sniffer_is_not_fooled_by_commas_inside_semicolon_cells() -> None:
+    sample = "name;lastMessage\nAna;hello, world, again\nLuis;a, b\n"
+    assert sniff_delimiter(sample) == ";"
+    assert sniff_delimiter("name\nAna\n") == ","
+
+
+def test_header_columns_of_both_kinds() -> None:
+    read = CONTACT_COLUMNS.read_header(["name", "phone", "stage", "tags", "var:city", "error"])
+    assert [c.role if c else None for c in read] == [
+        Role.FIELD,
+        Role.FIELD,
+        Role.STAGE,
+        Role.TAGS,
+        Role.VARIABLE,
+        None,
+    ]
+    assert read[1] is not None and read[1].wire == "internalWhatsappNumber"
+    assert "workspaceId" not in CONTACT_COLUMNS.named
+    # Only creatable fields: isSolved and orderInCards are set by updates only.
+    assert "isSolved" not in CONTACT_COLUMNS.named
+    read = OPPORTUNITY_COLUMNS.read_header(["name", "amount", "contact"])
+    assert read[2] is not None and read[2].role is Role.CONTACT
+    with pytest.raises(BadInput, match='unknown column "var:city" for opportunities'):
+        OPPORTUNITY_COLUMNS.read_header(["name", "var:city"])
+    with pytest.raises(BadInput, match='"phone" and "internalWhatsappNumber" both set'):
+        CONTACT_COLUMNS.read_header(["phone", "internalWhatsappNumber"])
+
+
+def test_cells_are_read_by_their_field_type_and_written_back() -> None:
+    fields = CONTACT_COLUMNS.table
+    assert read_cell(fields["isRead"], " TRUE ") is True
+    assert read_cell(fields["platformId"], "2") == 2
+    assert read_cell(fields["files"], "a.pdf; ;b.pdf") == ["a.pdf", "b.pdf"]
+    amount = OPPORTUNITY_COLUMNS.table["amount"]
+    assert read_cell(amount, "2500.75") == 2500.75
+    assert read_cell(amount, "1200") == 1200
+    for bad_field, bad in (("isRead", "yes"), ("platformId", "two")):
+        with pytest.raises(ValueError):
+            read_cell(fields[bad_field], bad)
+    assert [write_cell(v) for v in (None, True, ["a", "b"], 2500.75, 1e12, 3)] == [
+        "",
+        "true",
+        "a;b",
+        "2500.75",
+        "1000000000000",
+        "3",
+    ]
+
+
+WORKSPACE = {
+    "contactStages": [{"id": "s1", "name": "New"}, {"id": "s2", "name": "Won over"}],
+    "opportunityStages": [],
+    "agents": [{"id": "a1", "name": "Ann", "email": "ann@example.com"}],
+    "segmentations": [],
+    "tags": [{"id": "t1", "name": "VIP"}],
+}
+
+
+def test_a_row_becomes_a_body_with_names_resolved_and_every_bad_cell_reported() -> None:
+    header = ["name", "stage", "agent", "tags", "var:city", "isRead", "email"]
+    names = WorkspaceNames(WORKSPACE)
+    builder = BodyBuilder(CONTACT_COLUMNS.read_header(header), names, stages=names.contact_stages)
+    from chatcrm.transfer.csv_source import Row
+
+    body = builder.body(Row(1, ["Ana", "won over", "ANN@example.com", "vip; t1", "Lima", "", ""]))
+    assert body == {
+        "name": "Ana",
+        "stageId": "s2",
+        "assignedAgentId": "a1",
+        "tags": ["t1"],
+        "variables": [{"name": "city", "value": "Lima"}],
+    }
+    with pytest.raises(RowError) as failure:
+        builder.body(Row(2, ["Bo", "Lost", "", "VIP;Gold", "", "maybe", ""]))
+    assert str(failure.value) == (
+        'stage: no contact stage with name or id "Lost"; '
+        'tags: unknown tag "Gold" (--create-tags creates them); '
+        "isRead: must be true or false"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "text", "message"),
+    [
+        (["import", "contacts"], "name,colour\nAna,red\n", 'unknown column "colour"'),
+        (["import", "contacts"], "", "the file is empty"),
+        (["import", "contacts", "--match", "name"], "name\nAna\n", "Invalid value for '--match'"),
+        (["import", "opportunities", "--match", "phone"], "name\nA\n", "contacts only"),
+        (["import", "contacts", "--bogus"], "name\nAna\n", "No such option '--bogus'"),
+        (["export", "contacts", "--format", "xml"], None, "Invalid value for '--format'"),
+    ],
+)
+def test_bad_file_or_option_is_exit_2_with_one_line(
+    tmp_path: Path, args: list[str], text: str | None, message: str
+) -> None:
+    extra = [] if text is None else [str(write(tmp_path, text))]
+    result = CliRunner().invoke(main, [*args, *extra, *SERVER])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("chatcrm: error: "), result.stderr
+    assert message in lines[0]
+    assert result.stdout == ""
+
+
+def test_a_missing_or_undecodable_file_is_exit_2(tmp_path: Path) -> None:
+    missing = CliRunner().invoke(main, ["import", "contacts", str(tmp_path / "no.csv"), *SERVER])
+    assert missing.exit_code == 2 and "no such file" in missing.stderr
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("name\nJosé\n".encode("latin-1"))
+    result = CliRunner().invoke(main, ["import", "contacts", str(latin), *SERVER])
+    assert result.exit_code == 2 and "not UTF-8" in result.stderr

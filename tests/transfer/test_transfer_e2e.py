@@ -1,0 +1,297 @@
+"""`chatcrm import` and `chatcrm export` against a real `chatcrm serve`, on both backends:
+a sample file with good and bad rows, the rejects file, a dry run, a second run (all
+unchanged), opportunities matched by contact and name, and export then import into another
+workspace reproducing the records. One server per backend for the module."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import CliRunner, Result
+
+from chatcrm.cli import main
+from tests.conftest import new_account
+from tests.servers import Server, serve
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str) -> Iterator[Server]:
+    with serve(database_url) as running:
+        yield running
+
+
+class Workspace:
+    """One workspace of the running server, over plain HTTP (what the CLI did is checked
+    without going through the code under test)."""
+
+    def __init__(self, server: Server, api_key: str, workspace_id: str) -> None:
+        self.server = server
+        self.api_key = api_key
+        self.id = workspace_id
+        headers = {"Authorization": f"Bearer {api_key}", "x-workspace-id": workspace_id}
+        self.http = httpx.Client(base_url=server.base_url, headers=headers, timeout=30)
+
+    def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        answer = self.http.request(method, path, **kwargs).json()
+        assert answer["success"], answer
+        return answer["data"]
+
+    def setup(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.call("GET", f"/api/workspace/{self.id}")
+        return data
+
+    def add(self, what: str, **body: Any) -> dict[str, Any]:
+        data: dict[str, Any] = self.call("POST", f"/api/workspace/{self.id}/{what}", json=body)
+        return data
+
+    def records(self, path: str, **params: Any) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        query: dict[str, Any] = {"pageSize": 100, **params}
+        while True:
+            data = self.call("GET", path, params=query)
+            out += data["data"]
+            if not data["continuationToken"]:
+                return out
+            query["continuationToken"] = data["continuationToken"]
+
+    def cli(self, *args: str, interval: str = "600") -> Result:
+        options = ["--url", self.server.base_url, "--api-key", self.api_key]
+        options += ["--workspace", self.id, "--progress-interval", interval]
+        return CliRunner().invoke(main, [*args, *options])
+
+
+def write_csv(
+    path: Path, rows: list[list[str]], *, delimiter: str = ",", bom: bool = False
+) -> Path:
+    with path.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
+        csv.writer(handle, delimiter=delimiter).writerows(rows)
+    return path
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def summary(result: Result) -> str:
+    return result.stdout.strip().splitlines()[-1]
+
+
+def comparable_contacts(ws: Workspace) -> list[dict[str, Any]]:
+    """What an import carries over, named as people name it (ids differ per workspace)."""
+    setup = ws.setup()
+    stages = {s["id"]: s["name"] for s in setup["contactStages"]}
+    agents = {a["id"]: a["email"] for a in setup["agents"]}
+    out = []
+    for c in ws.records("/api/contact", shape="full"):
+        out.append(
+            {
+                "name": c["name"],
+                "lastname": c["lastname"],
+                "email": c["email"],
+                "phone": c["internalWhatsappNumber"],
+                "stage": stages[c["stageId"]],
+                "agent": agents.get(c["assignedAgentId"]),
+                "tags": sorted(t["name"] for t in c["tags"]),
+                "variables": sorted((v["name"], v["value"]) for v in c["variables"]),
+                "isRead": c["isRead"],
+                "platformId": c["platformId"],
+                "files": c["files"],
+            }
+        )
+    return sorted(out, key=lambda c: c["name"])
+
+
+def comparable_opportunities(ws: Workspace) -> list[dict[str, Any]]:
+    setup = ws.setup()
+    stages = {s["id"]: s["name"] for s in setup["opportunityStages"]}
+    phones = {
+        c["id"]: c["internalWhatsappNumber"] for c in ws.records("/api/contact", shape="full")
+    }
+    out = [
+        {
+            "name": o["name"],
+            "amount": o["amount"],
+            "finalAmount": o["finalAmount"],
+            "description": o["description"],
+            "stage": stages[o["stageId"]],
+            "contact": phones.get(o["contactId"], ""),
+            "creationTypeId": o["creationTypeId"],
+        }
+        for o in ws.records("/api/opportunity")
+    ]
+    return sorted(out, key=lambda o: o["name"])
+
+
+def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    account = new_account(database_url)
+    first = Workspace(server, account.api_key, account.workspace_id)
+    setup = first.setup()
+    second_stage = setup["contactStages"][1]["name"]
+    opportunity_stage = setup["opportunityStages"][2]["name"]
+    first.add("agents", name="Ann", email="ann@example.com")
+    first.add("tags", name="VIP", color="#ff0000")
+
+    header = ["name", "lastname", "email", "phone", "stage", "agent", "tags", "var:city"]
+    header += ["isRead", "files", "platformId"]
+    good = [
+        [
+            "Ana",
+            "Pérez",
+            "ana@example.com",
+            "+51 987-654-321",
+            second_stage,
+            "ANN@example.com",
+            "VIP;Newcomer",
+            "Lima",
+            "true",
+            "a.pdf;b.pdf",
+            "",
+        ],
+        ["Luis", "Soto\nSegundo", "luis@example.com", "", "", "", "VIP", "", "", "", ""],
+        # WhatsApp (platformId 2): a phone and no email.
+        ["Eva", "", "", "51911222333", "", "", "", "Cusco", "false", "", "2"],
+    ]
+    bad = [
+        ["Bad email", "", "not-an-email", "", "", "", "", "", "", "", ""],
+        ["Bad cells", "", "bad@example.com", "", "No such stage", "", "", "", "maybe", "", ""],
+    ]
+    sample = write_csv(
+        tmp_path / "contacts.csv",
+        [header, good[0], bad[0], good[1], bad[1], good[2]],
+        delimiter=";",
+        bom=True,
+    )
+
+    # A dry run reports what would happen and writes nothing.
+    dry = first.cli("import", "contacts", str(sample), "--dry-run", "--create-tags")
+    assert dry.exit_code == 1, dry.output
+    assert summary(dry) == "created 3, updated 0, unchanged 0, failed 2"
+    assert first.records("/api/contact") == []
+    assert [t["name"] for t in first.setup()["tags"]] == ["VIP"]
+
+    rejects = tmp_path / "rejects.csv"
+    run = first.cli(
+        "import",
+        "contacts",
+        str(sample),
+        "--create-tags",
+        "--rejects",
+        str(rejects),
+        interval="0",
+    )
+    assert run.exit_code == 1, run.output
+    assert summary(run) == "created 3, updated 0, unchanged 0, failed 2"
+    # Not a terminal: progress lines on stderr (here one per batch, the interval being 0).
+    assert "import contacts: 5 of 5 rows" in run.stderr
+    with rejects.open(encoding="utf-8", newline="") as handle:
+        rejected = list(csv.reader(handle, delimiter=";"))
+    assert rejected[0] == [*header, "error"]
+    assert [row[:-1] for row in rejected[1:]] == bad
+    assert rejected[1][-1].startswith("email: ")
+    assert 'stage: no contact stage with name or id "No such stage"' in rejected[2][-1]
+    assert "isRead: must be true or false" in rejected[2][-1]
+
+    contacts = {c["name"]: c for c in first.records("/api/contact", shape="full")}
+    assert set(contacts) == {"Ana", "Luis", "Eva"}
+    ana = contacts["Ana"]
+    assert ana["internalWhatsappNumber"] == "51987654321"
+    assert ana["stageId"] == setup["contactStages"][1]["id"]
+    assert ana["assignedAgentName"] == "Ann"
+    assert sorted(t["name"] for t in ana["tags"]) == ["Newcomer", "VIP"]
+    assert ana["variables"] == [{"name": "city", "value": "Lima"}]
+    assert ana["isRead"] is True and ana["files"] == ["a.pdf", "b.pdf"]
+    assert contacts["Luis"]["lastname"] == "Soto\nSegundo"
+
+    again = first.cli("import", "contacts", str(sample), "--create-tags")
+    assert summary(again) == "created 0, updated 0, unchanged 3, failed 2", again.output
+
+    # Opportunities: matched by contact and name; a changed amount updates only that row.
+    opp_header = ["name", "amount", "contact", "stage", "description"]
+    opps = [
+        ["Big deal", "2500.75", "+51 987-654-321", opportunity_stage, "first"],
+        ["Small deal", "100", "luis@example.com", "", ""],
+        ["Orphan", "5", "", "", "no contact"],
+        ["Lost one", "5", "nobody@example.com", "", ""],
+    ]
+    opp_file = write_csv(tmp_path / "opportunities.csv", [opp_header, *opps])
+    made = first.cli("import", "opportunities", str(opp_file))
+    assert summary(made) == "created 3, updated 0, unchanged 0, failed 1", made.output
+    assert made.exit_code == 1
+    same = first.cli("import", "opportunities", str(opp_file))
+    assert summary(same) == "created 0, updated 0, unchanged 3, failed 1", same.output
+    opps[1][1] = "150"
+    changed = write_csv(tmp_path / "changed.csv", [opp_header, *opps[:3]])
+    moved = first.cli("import", "opportunities", str(changed))
+    assert moved.exit_code == 0, moved.output
+    assert summary(moved) == "created 0, updated 1, unchanged 2, failed 0"
+    stored = comparable_opportunities(first)
+    assert {o["creationTypeId"] for o in stored} == {2}
+    assert [(o["name"], str(o["amount"])) for o in stored] == [
+        ("Big deal", "2500.75"),
+        ("Orphan", "5"),
+        ("Small deal", "150"),
+    ]
+
+    # Export, then import into another workspace with the same names.
+    exported = tmp_path / "export.csv"
+    out = first.cli("export", "contacts", "-o", str(exported))
+    assert out.exit_code == 0, out.output
+    rows = read_csv(exported)
+    assert len(rows) == 3
+    assert {r["stage"] for r in rows} <= {s["name"] for s in setup["contactStages"]}
+    exported_opps = tmp_path / "export-opportunities.csv"
+    assert first.cli("export", "opportunities", "-o", str(exported_opps)).exit_code == 0
+    assert {r["contact"] for r in read_csv(exported_opps)} == {
+        "51987654321",
+        "",
+        "luis@example.com",
+    }
+
+    created = first.call("POST", "/api/workspace", json={"name": "Copy"})
+    second = Workspace(server, account.api_key, created["id"])
+    second.add("agents", name="Ann", email="ann@example.com")
+    for tag in ("VIP", "Newcomer"):
+        second.add("tags", name=tag)
+    copied = second.cli("import", "contacts", str(exported))
+    assert summary(copied) == "created 3, updated 0, unchanged 0, failed 0", copied.output
+    copied = second.cli("import", "opportunities", str(exported_opps))
+    assert summary(copied) == "created 3, updated 0, unchanged 0, failed 0", copied.output
+    assert comparable_contacts(second) == comparable_contacts(first)
+    assert comparable_opportunities(second) == comparable_opportunities(first)
+    # The exported file imported back where it came from changes nothing.
+    back = first.cli("import", "contacts", str(exported))
+    assert summary(back) == "created 0, updated 0, unchanged 3, failed 0", back.output
+
+    # JSON lines: the same columns, typed values, to stdout.
+    lines = first.cli("export", "contacts", "--format", "jsonl", "--q", "Ana")
+    assert lines.exit_code == 0, lines.output
+    records = [json.loads(line) for line in lines.stdout.splitlines()]
+    assert len(records) == 1
+    assert set(records[0]["tags"]) == {"VIP", "Newcomer"}
+    assert records[0]["isRead"] is True and records[0]["var:city"] == "Lima"
+    assert "exported 1 contacts" in lines.stderr
+
+
+def test_a_wrong_key_or_workspace_is_exit_2_before_any_row(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    account = new_account(database_url)
+    sample = write_csv(tmp_path / "c.csv", [["name", "email"], ["Ana", "ana@example.com"]])
+    wrong = Workspace(server, "ccrm_wrong", account.workspace_id)
+    result = wrong.cli("import", "contacts", str(sample))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("chatcrm: error: cannot use workspace")
+    assert len(result.stderr.strip().splitlines()) == 1
+    ok = Workspace(server, account.api_key, account.workspace_id)
+    assert ok.records("/api/contact") == []
