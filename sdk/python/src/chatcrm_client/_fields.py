@@ -153,6 +153,7 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
 # ((wire name, snake_case name), ...).
 INPUTS: dict[str, tuple[tuple[str, str], ...]] = {
     "contact": (
+        ("customFields", "custom_fields"),
         ("phone", "phone"),
         ("q", "q"),
         ("tag", "tag"),
