@@ -15,6 +15,7 @@ import csv
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -65,6 +66,34 @@ def _timed(command: list[str]) -> tuple[float, int, int]:
     return time.perf_counter() - started, process.returncode, usage.ru_maxrss
 
 
+class AutoAnalyze:
+    """PostgreSQL here runs without autovacuum: this stands in for its auto-analyze, which
+    takes a table's statistics again once a tenth of it changed (every few seconds while a
+    table doubles). Without statistics the planner thinks a workspace holds a handful of
+    contacts, and sorts all of them for each list page instead of walking the list index."""
+
+    def __init__(self, url: str, every: float = 5.0) -> None:
+        self.url, self.every = url, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            asyncio.run(seed.analyze(self.url))
+
+    def __enter__(self) -> AutoAnalyze:
+        if self.url.startswith("postgresql"):
+            self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self.url.startswith("postgresql"):
+            asyncio.run(seed.analyze(self.url))  # after the import, as autovacuum would
+
+
 def bench_backend(backend: str, rows: int, workers: int, source: Path) -> dict[str, float]:
     url = asyncio.run(seed.fresh_database(backend, ADMIN_URL))
     account = asyncio.run(_account(url))
@@ -84,7 +113,8 @@ def bench_backend(backend: str, rows: int, workers: int, source: Path) -> dict[s
         server = ["--url", base, "--api-key", account.api_key]
         server += ["--workspace", account.workspace_id]
         cli = str(BIN / "chatcrm")
-        seconds, status, rss = _timed([cli, "import", "contacts", str(source), *server])
+        with AutoAnalyze(url):
+            seconds, status, rss = _timed([cli, "import", "contacts", str(source), *server])
         print(f"bench: {backend}: import {rows} rows in {seconds:.1f} s (exit {status})")
         exported = RESULTS / f"transfer-export-{backend}.csv"
         export_seconds, _, _ = _timed([cli, "export", "contacts", "-o", str(exported), *server])
