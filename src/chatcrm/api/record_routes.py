@@ -276,6 +276,48 @@ async def read_workspace_only(call: Call) -> str:
     return await call.workspace(body=body)
 
 
+def add_delete_operation(
+    routes: Routes,
+    kind: RecordKind,
+    *,
+    path: str,
+    id_param: str,
+    operation_id: str,
+    message: str,
+) -> None:
+    """`DELETE <path>`: soft-delete the record `{id_param}` names (`If-Match` applies)."""
+
+    async def delete_record(call: Call, **path_params: str) -> Response:
+        record_id = path_params[id_param]
+        workspace_id = await call.workspace()
+        await writing.delete_one(
+            call.conn,
+            kind,
+            workspace_id=workspace_id,
+            record_id=record_id,
+            key_id=call.key_id,
+            if_match=call.header("if-match"),
+        )
+        return ok(message, {"id": record_id})
+
+    routes.add(
+        delete_record,
+        method="DELETE",
+        path=path,
+        operation_id=operation_id,
+        summary=f"Delete {kind.name} (soft)",
+        message=message,
+        answer={
+            "type": "object",
+            "properties": {"id": {"type": "string"}},
+            "required": ["id"],
+            "additionalProperties": False,
+        },
+        params=(WORKSPACE_HEADER, WORKSPACE_QUERY, IF_MATCH),
+        errors=(404, 412),
+    )
+
+
 def add_restore_operation(
     routes: Routes,
     kind: RecordKind,

@@ -22,6 +22,7 @@ from chatcrm.api.parameters import (
 from chatcrm.api.record_routes import (
     RecordApi,
     add_activity_operation,
+    add_delete_operation,
     add_record_operations,
     add_restore_operation,
 )
@@ -32,7 +33,6 @@ from chatcrm.contacts.kind import CONTACT
 from chatcrm.core import messages as m
 from chatcrm.records import activities as activity_log
 from chatcrm.records import listing as lists
-from chatcrm.records import writing
 from chatcrm.records.conditional import etag
 from chatcrm.records.fields import FULL, READ
 from chatcrm.records.schemas import create_body_schema, shape_schema
@@ -258,34 +258,14 @@ async def list_contact_activities(call: Call, contactId: str) -> Response:
 # --- contract E.2: one contact's delete, restore and merge --------------------------------
 
 
-@routes.operation(
-    "DELETE",
-    "/api/contact/{contactId}",
+add_delete_operation(
+    routes,
+    CONTACT,
+    path="/api/contact/{contactId}",
+    id_param="contactId",
     operation_id="deleteContact",
-    summary="Delete contact (soft)",
     message=m.CONTACT_DELETED,
-    answer={
-        "type": "object",
-        "properties": {"id": {"type": "string"}},
-        "required": ["id"],
-        "additionalProperties": False,
-    },
-    params=(WORKSPACE_HEADER, WORKSPACE_QUERY, IF_MATCH),
-    errors=(404, 412),
 )
-async def delete_contact(call: Call, contactId: str) -> Response:
-    workspace_id = await call.workspace()
-    await writing.delete_one(
-        call.conn,
-        CONTACT,
-        workspace_id=workspace_id,
-        record_id=contactId,
-        key_id=call.key_id,
-        if_match=call.header("if-match"),
-    )
-    return ok(m.CONTACT_DELETED, {"id": contactId})
-
-
 add_restore_operation(
     routes,
     CONTACT,

@@ -8,10 +8,11 @@ from starlette.responses import Response
 from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
 from chatcrm.api.openapi import component
-from chatcrm.api.parameters import IF_MATCH, WORKSPACE_HEADER, WORKSPACE_QUERY, query_names
+from chatcrm.api.parameters import WORKSPACE_HEADER, WORKSPACE_QUERY, query_names
 from chatcrm.api.record_routes import (
     RecordApi,
     add_activity_operation,
+    add_delete_operation,
     add_record_operations,
     add_restore_operation,
 )
@@ -21,7 +22,7 @@ from chatcrm.opportunities.activities import FIELDS as ACTIVITY_FIELDS
 from chatcrm.opportunities.fields import FIELDS
 from chatcrm.opportunities.kind import OPPORTUNITY, OPPORTUNITY_ACTIVITIES
 from chatcrm.opportunities.listing import FILTERS
-from chatcrm.records import activities, writing
+from chatcrm.records import activities
 from chatcrm.records.fields import FULL
 from chatcrm.records.schemas import shape_schema
 
@@ -58,34 +59,14 @@ add_record_operations(
 )
 
 
-@routes.operation(
-    "DELETE",
-    "/api/opportunity/{opportunityId}",
+add_delete_operation(
+    routes,
+    OPPORTUNITY,
+    path="/api/opportunity/{opportunityId}",
+    id_param="opportunityId",
     operation_id="deleteOpportunity",
-    summary="Delete opportunity (soft)",
     message=m.OPPORTUNITY_DELETED,
-    answer={
-        "type": "object",
-        "properties": {"id": {"type": "string"}},
-        "required": ["id"],
-        "additionalProperties": False,
-    },
-    params=(WORKSPACE_HEADER, WORKSPACE_QUERY, IF_MATCH),
-    errors=(404, 412),
 )
-async def delete_opportunity(call: Call, opportunityId: str) -> Response:
-    workspace_id = await call.workspace()
-    await writing.delete_one(
-        call.conn,
-        OPPORTUNITY,
-        workspace_id=workspace_id,
-        record_id=opportunityId,
-        key_id=call.key_id,
-        if_match=call.header("if-match"),
-    )
-    return ok(m.OPPORTUNITY_DELETED, {"id": opportunityId})
-
-
 add_activity_operation(
     routes,
     OPPORTUNITY_ACTIVITIES,
