@@ -93,6 +93,18 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
 
 
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A migrated database of its own on the test PostgreSQL, for what only PostgreSQL
+    has (pool sizes, concurrent writers)."""
+    url = create_pg_database()
+    try:
+        migrate(url)
+        yield url
+    finally:
+        drop_pg_database(url)
+
+
 @contextmanager
 def migrated_database(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A new, migrated, empty database of a backend (a PostgreSQL one is dropped after)."""

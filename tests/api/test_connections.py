@@ -8,7 +8,7 @@ once (`peak_in_use`); requests are sent one at a time, so the peak of each is it
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -17,7 +17,7 @@ import pytest
 from chatcrm.app import create_app
 from chatcrm.config import Settings
 from tests.client import Api, unique_email, unique_phone
-from tests.conftest import create_pg_database, drop_pg_database, migrate, new_account
+from tests.conftest import new_account
 
 
 def _requests(api: Api, other: Api) -> list[tuple[str, Callable[[], httpx.Response]]]:
@@ -94,17 +94,6 @@ def test_no_request_holds_two_connections(api: Api, database_url: str) -> None:
         assert response.status_code < 500, (label, response.text)
         assert db.peak_in_use <= 1, f"{label}: held {db.peak_in_use} connections at once"
         assert db.in_use == 0, f"{label}: a connection was not given back"
-
-
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A database of its own on the test PostgreSQL (pool sizes apply to PostgreSQL)."""
-    url = create_pg_database()
-    try:
-        migrate(url)
-        yield url
-    finally:
-        drop_pg_database(url)
 
 
 @pytest.mark.postgres_only

@@ -16,9 +16,9 @@ from tests.conftest import new_account
 from tests.webhooks.processes import with_db
 
 
-def test_a_phone_taken_meanwhile_is_matched_on_the_redo(database_url: str) -> None:
-    if not database_url.startswith("postgresql"):
-        pytest.skip("SQLite writes one transaction at a time: nothing is taken meanwhile")
+@pytest.mark.postgres_only  # SQLite writes one transaction at a time
+def test_a_phone_taken_meanwhile_is_matched_on_the_redo(postgres_url: str) -> None:
+    database_url = postgres_url
     workspace = new_account(database_url).workspace_id
     phone, other = unique_phone(), unique_email()
 
