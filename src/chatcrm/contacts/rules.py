@@ -38,19 +38,26 @@ class _Solved(Effect):
             change.columns.update(is_solved=False, solved_date=None, solved_by_agent_id=None)
 
 
+def merged_variables(stored: str, given: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored variables (JSON text) with the given ones set by name, in first-seen
+    order; 422 past the limit."""
+    merged = {item["name"]: item["value"] for item in load_exact(stored)}
+    for item in given:
+        merged[item["name"]] = item["value"]
+    if len(merged) > v.VARIABLES_MAX:
+        raise ValidationFailed(
+            [FieldError("variables", f"a contact can hold at most {v.VARIABLES_MAX} variables")]
+        )
+    return [{"name": k, "value": x} for k, x in merged.items()]
+
+
 class _MergeVariables(Effect):
     """Variables merge by name: concurrent clients setting different variables all win."""
 
     async def apply(self, change: Change) -> None:
         assert change.current is not None
-        merged = {item["name"]: item["value"] for item in load_exact(change.current["variables"])}
-        for item in change.clean["variables"]:
-            merged[item["name"]] = item["value"]
-        if len(merged) > v.VARIABLES_MAX:
-            raise ValidationFailed(
-                [FieldError("variables", f"a contact can hold at most {v.VARIABLES_MAX} variables")]
-            )
-        change.columns["variables"] = to_text([{"name": k, "value": x} for k, x in merged.items()])
+        merged = merged_variables(change.current["variables"], change.clean["variables"])
+        change.columns["variables"] = to_text(merged)
 
 
 _ct = contact_tags.c

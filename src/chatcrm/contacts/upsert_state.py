@@ -19,9 +19,8 @@ from sqlalchemy import ARRAY, Select, String, bindparam, func, select, true
 from chatcrm.contacts.errors import DuplicateContact
 from chatcrm.contacts.fields import FIELDS
 from chatcrm.contacts.kind import CONTACT
-from chatcrm.contacts.rules import MERGE_VARIABLES, TAGS
+from chatcrm.contacts.rules import MERGE_VARIABLES, TAGS, merged_variables
 from chatcrm.contacts.table import contacts
-from chatcrm.core import values as v
 from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.ids import is_id
 from chatcrm.core.jsontext import load_exact, to_text
@@ -265,18 +264,8 @@ class Batch:
 def _merged_variables(stored: str, given: list[dict[str, Any]]) -> str | None:
     """The stored variables with the given ones set by name (JSON text), or None when
     that changes nothing."""
-    current = load_exact(stored)
-    merged = {item["name"]: item["value"] for item in current}
-    for item in given:
-        merged[item["name"]] = item["value"]
-    result = [{"name": k, "value": x} for k, x in merged.items()]
-    if result == current:
-        return None
-    if len(result) > v.VARIABLES_MAX:
-        raise ValidationFailed(
-            [FieldError("variables", f"a contact can hold at most {v.VARIABLES_MAX} variables")]
-        )
-    return to_text(result)
+    merged = merged_variables(stored, given)
+    return None if merged == load_exact(stored) else to_text(merged)
 
 
 async def load_batch(conn: Connection, workspace_id: str, givens: list[Given]) -> Batch:
