@@ -32,7 +32,7 @@ from chatcrm.records import statements
 from chatcrm.records.bodies import Given
 from chatcrm.records.defaults import Creation
 from chatcrm.records.references import not_in_workspace
-from chatcrm.records.stages import STAGE_MOVE, first_stage
+from chatcrm.records.stages import STAGE_MOVE, first_stage, no_stage
 from chatcrm.records.writing import fill
 
 PHONE, EMAIL = "internalWhatsappNumber", "email"
@@ -188,9 +188,7 @@ class Batch:
             raise ValidationFailed(checked.errors)
         stage_id = given.clean.get("stageId") or self.first_stage
         if stage_id is None:
-            raise ValidationFailed(
-                [FieldError("stageId", "the workspace has no contact stage; create one")]
-            )
+            raise no_stage(CONTACT.name)
         # Given here, the stage and the card position need no read of their own.
         checked.clean.update(stageId=stage_id, orderInCards=self._take_end(stage_id))
         creation = Creation(

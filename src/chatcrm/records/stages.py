@@ -31,6 +31,13 @@ async def first_stage(conn: Connection, workspace_id: str, kind: str) -> str | N
     return value
 
 
+def no_stage(kind: str) -> ValidationFailed:
+    """A record created in a workspace without a stage of its kind."""
+    return ValidationFailed(
+        [FieldError("stageId", f"the workspace has no {kind} stage; create one")]
+    )
+
+
 class _FirstStage(Default):
     """The workspace's first stage of the record's kind (422 when it has none)."""
 
@@ -38,9 +45,7 @@ class _FirstStage(Default):
         kind = creation.kind.name
         stage_id = await first_stage(creation.conn, creation.workspace_id, kind)
         if stage_id is None:
-            raise ValidationFailed(
-                [FieldError("stageId", f"the workspace has no {kind} stage; create one")]
-            )
+            raise no_stage(kind)
         return stage_id
 
 
