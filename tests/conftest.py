@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from fastapi.testclient import TestClient
@@ -28,6 +29,8 @@ from chatcrm.db.engine import standalone_engine
 from chatcrm.db.migrate import upgrade
 from chatcrm.provisioning import NewAccount, init_account
 from tests.client import Api
+
+T = TypeVar("T")
 
 BACKENDS = ("sqlite", "postgresql")
 PG_ADMIN_URL = os.environ.get(
@@ -52,11 +55,22 @@ async def _pg_admin(statement: str) -> None:
         await engine.dispose()
 
 
+def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine to its end from sync test code; in a thread of its own when this
+    thread already runs a loop (Playwright's, in the browser tests)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
+
+
 def create_pg_database() -> str:
     """A new empty database on the test server; returns its URL."""
     name = f"chatcrm_test_{uuid.uuid4().hex[:12]}"
     try:
-        asyncio.run(_pg_admin(f'CREATE DATABASE "{name}"'))
+        run_sync(lambda: _pg_admin(f'CREATE DATABASE "{name}"'))
     except Exception as exc:
         reason = f"PostgreSQL at {PG_ADMIN_URL} is not reachable ({type(exc).__name__}: {exc})"
         if IN_CI:
@@ -68,7 +82,7 @@ def create_pg_database() -> str:
 
 def drop_pg_database(url: str) -> None:
     name = make_url(url).database
-    asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    run_sync(lambda: _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 def migrate(url: str) -> None:
@@ -81,7 +95,7 @@ def migrate(url: str) -> None:
         finally:
             await engine.dispose()
 
-    asyncio.run(run())
+    run_sync(run)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -162,7 +176,7 @@ def new_account(database_url: str, workspace_name: str = "Test workspace") -> Ne
         finally:
             await db.dispose()
 
-    return asyncio.run(run())
+    return run_sync(run)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from chatcrm.api.middleware import DirectDispatch, RequestContextMiddleware
 from chatcrm.api.ratelimit import RateLimiter
 from chatcrm.auth.service import AuthCache
 from chatcrm.config import Settings
+from chatcrm.console import pages as console_pages
 from chatcrm.contacts.router import routes as contact_routes
 from chatcrm.db.database import Database
 from chatcrm.events import retention
@@ -125,6 +126,7 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
         app.router.routes.extend(routes.routes)
     openapi.install(app)
     docs.install(app)
+    console_pages.install(app)
     app.include_router(home_router)
     # Added last = runs first: request id, connection, route and body limit, then the gate
     # (key, rate limit), then idempotent POSTs, then the route itself.

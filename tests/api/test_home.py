@@ -1,4 +1,4 @@
-"""`/` leads a person who opens the service's address to the API documentation."""
+"""`/` leads a person who opens the service's address to the web console (contract H)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from chatcrm.config import Settings
 from tests.client import error
 
 
-def test_root_redirects_to_the_docs(http: TestClient) -> None:
+def test_root_redirects_to_the_console(http: TestClient) -> None:
     for method in ("GET", "HEAD"):
         response = http.request(method, "/", follow_redirects=False)
         assert response.status_code == 307, method
-        assert response.headers["location"] == "/docs"
+        assert response.headers["location"] == "/console"
         assert response.content == b""
         assert response.headers["x-request-id"]
     landed = http.get("/")
     assert landed.status_code == 200
-    assert landed.url.path == "/docs"
+    assert landed.url.path == "/console"
     assert landed.headers["content-type"].startswith("text/html")
 
 
@@ -42,4 +42,4 @@ def behind_a_prefix(settings: Settings) -> Iterator[TestClient]:
 def test_redirect_follows_the_proxy_prefix(behind_a_prefix: TestClient) -> None:
     response = behind_a_prefix.get("/", follow_redirects=False)
     assert response.status_code == 307
-    assert response.headers["location"] == "/crm/docs"
+    assert response.headers["location"] == "/crm/console"

@@ -1,6 +1,6 @@
 """`/`: where a person who opens the service's address in a browser lands.
 
-The API documentation for now; the web console's first page once there is one.
+The web console (contract H); the API documentation stays at /docs.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 
-HOME_PAGE = "/docs"
+HOME_PAGE = "/console"
 
 router = APIRouter()
 

@@ -1,0 +1,44 @@
+// The JSON API, as the console calls it: the key as a Bearer header (never a cookie), the
+// workspace in x-workspace-id, the envelope's `data` on success, its message on failure.
+const root = document.querySelector("script[data-root]").dataset.root;
+
+export class ApiError extends Error {
+  constructor(body, status) {
+    super(body.message || `HTTP ${status}`);
+    this.status = status;
+    this.errors = (body.data && body.data.errors) || [];
+  }
+}
+
+export async function call(session, method, path, { query, body } = {}) {
+  const url = new URL(root + path, window.location.origin);
+  for (const [name, value] of Object.entries(query || {})) {
+    if (value !== undefined && value !== null && value !== "") url.searchParams.set(name, value);
+  }
+  const headers = { Authorization: `Bearer ${session.key}`, Accept: "application/json" };
+  if (session.workspace) headers["x-workspace-id"] = session.workspace;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(url, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "omit",
+  });
+  const envelope = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
+  if (!response.ok || !envelope.success) throw new ApiError(envelope, response.status);
+  return envelope.data;
+}
+
+// Every record of a list, following its continuation tokens.
+export async function every(session, path, query) {
+  const out = [];
+  let token = null;
+  do {
+    const page = await call(session, "GET", path, {
+      query: { ...query, pageSize: 100, continuationToken: token },
+    });
+    out.push(...page.data);
+    token = page.continuationToken;
+  } while (token);
+  return out;
+}

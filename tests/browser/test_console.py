@@ -1,0 +1,96 @@
+"""The web console (contract H) in Debian's chromium, on both backends, as a person uses it:
+sign in with an API key, pick a workspace, read the contacts board, sign out. Nothing
+leaves the server's origin, and the key lives in the tab's sessionStorage, never a cookie."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from chatcrm.provisioning import NewAccount
+from tests.browser.conftest import Visit
+from tests.conftest import new_account
+from tests.servers import serve
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str) -> Iterator[str]:
+    """A real `chatcrm serve` on the backend of this run (the visit fixture's server)."""
+    with serve(database_url) as running:
+        yield running.base_url
+
+
+def _api(server: str, account: NewAccount, method: str, path: str, **kw: Any) -> Any:
+    headers = {"Authorization": f"Bearer {account.api_key}", "x-workspace-id": account.workspace_id}
+    response = httpx.request(method, server + path, headers=headers, timeout=30, **kw)
+    assert response.status_code == 200, response.text
+    return response.json()["data"]
+
+
+def _sign_in(visit: Visit, account: NewAccount) -> None:
+    page = visit.page
+    page.get_by_label("API key").fill(account.api_key)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Test workspace").click()
+
+
+def test_the_root_leads_to_the_sign_in_with_nothing_from_elsewhere(visit: Visit) -> None:
+    visit.goto("/")
+    assert visit.page.url.endswith("/console")
+    expect(visit.page.get_by_label("API key")).to_be_visible()
+    assert visit.settle() == []
+
+
+def test_a_wrong_key_is_refused_with_the_apis_message(visit: Visit) -> None:
+    visit.goto("/console")
+    page = visit.page
+    page.get_by_label("API key").fill("ccrm_not_a_key")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("API key")
+    visit.failed.clear()  # the 401 was the point
+
+
+def test_the_contacts_board_and_sign_out(visit: Visit, server: str, database_url: str) -> None:
+    account = new_account(database_url)
+    workspace = _api(server, account, "GET", f"/api/workspace/{account.workspace_id}")
+    first, second = workspace["contactStages"][:2]
+    tag = _api(
+        server, account, "POST", f"/api/workspace/{account.workspace_id}/tags",
+        json={"name": "VIP", "color": "#d33"},
+    )  # fmt: skip
+    ana = {"name": "Ana", "lastname": "Diaz", "platformId": 2, "phone": "51987654321"}
+    _api(server, account, "POST", "/api/contact", json={**ana, "tags": [tag["id"]]})
+    for name in ("Bea", "Cid"):
+        body = {"name": name, "email": f"{name.lower()}@example.com", "stageId": second["id"]}
+        _api(server, account, "POST", "/api/contact", json=body)
+
+    visit.goto("/console")
+    _sign_in(visit, account)
+    page = visit.page
+    column = page.get_by_role("region", name=first["name"], exact=True)
+    expect(column).to_be_visible()
+    card = column.get_by_role("article", name=re.compile(r"^Ana Diaz"))
+    expect(card).to_contain_text("51987654321")
+    expect(card).to_contain_text("VIP")
+    expect(column.get_by_label("1 contacts")).to_have_text("1")
+    other = page.get_by_role("region", name=second["name"], exact=True)
+    expect(other.get_by_role("article")).to_have_count(2)
+    expect(other.get_by_label("2 contacts")).to_have_text("2")
+    names = [s["name"] for s in workspace["contactStages"]]
+    headings = page.locator("section.column h2").all_inner_texts()
+    assert headings == names  # one column per stage, in stage order
+
+    stored = page.evaluate("() => sessionStorage.getItem('chatcrm.key')")
+    assert stored == account.api_key
+    assert page.context.cookies() == []
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("API key")).to_be_visible()
+    assert page.evaluate("() => sessionStorage.length") == 0
+    assert visit.settle() == []
