@@ -274,7 +274,7 @@ def test_request_id_of_a_uuid_is_echoed(api: Api) -> None:
         ("GET", "/api/nothing-here"),
         ("GET", "/api"),
         ("GET", "/api/"),
-        ("GET", "/nothing-here"),  # `/` itself redirects to the docs (test_home.py)
+        ("GET", "/nothing-here"),  # `/` itself redirects to the console (test_home.py)
         ("GET", "/api/contact/"),
         ("PUT", "/api/contact/"),
         ("POST", "/api/contact/"),
