@@ -1,12 +1,28 @@
-// The console's flow: sign in with an API key, pick a workspace, work on its board.
+// The console's flow: sign in with an API key, pick a workspace, then its views — the
+// contacts board, the opportunities board and the pipeline — chosen in the nav and kept in
+// the URL's hash. Each view gets the same context (`ctx`, below).
 import { ApiError, call } from "./api.js";
-import { contactsBoard } from "./board.js";
+import { board } from "./board.js";
+import { newRecordDialog } from "./dialogs.js";
 import { h } from "./dom.js";
+import { follow } from "./live.js";
+import { openPanel } from "./panel.js";
+import { pipeline } from "./pipeline.js";
 import * as sessions from "./session.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
+const VIEWS = {
+  contacts: { title: "Contacts", kind: "contact", render: (ctx) => board(ctx, "contact") },
+  opportunities: {
+    title: "Opportunities",
+    kind: "opportunity",
+    render: (ctx) => board(ctx, "opportunity"),
+  },
+  pipeline: { title: "Pipeline", kind: null, render: (ctx) => pipeline(ctx) },
+};
 let session = sessions.load();
+let stopFollowing = null;
 
 function show(...children) {
   main.replaceChildren(...children);
@@ -17,6 +33,8 @@ function alertBox(message) {
 }
 
 function signIn(message) {
+  if (stopFollowing) stopFollowing();
+  stopFollowing = null;
   nav.hidden = true;
   const input = h("input", { id: "api-key", type: "password", autocomplete: "off", required: true });
   const form = h(
@@ -48,7 +66,7 @@ function chooseWorkspace(workspaces) {
   const pick = (workspace) => {
     session.workspace = workspace.id;
     sessions.save(session);
-    openBoard();
+    openWorkspace();
   };
   show(
     h("h2", {}, "Choose a workspace"),
@@ -60,25 +78,79 @@ function chooseWorkspace(workspaces) {
   );
 }
 
-async function openBoard() {
-  nav.hidden = false;
-  show(h("p", {}, "Loading…"));
+// What every view, panel and dialog is given.
+function context(workspace) {
+  const ctx = {
+    session,
+    workspace, // GET /api/workspace/{id}: stages, tags, agents, segmentations
+    call: (method, path, options) => call(session, method, path, options),
+    // Render the current view again (after a save, or when the events feed says so).
+    refresh: () => render(ctx),
+    openPanel: (kind, id) => openPanel(ctx, kind, id),
+    newRecord: (kind) => newRecordDialog(ctx, kind),
+    // Views subscribe to the events feed's pages here (live.js calls them).
+    listeners: new Set(),
+    view: null,
+  };
+  return ctx;
+}
+
+function currentView() {
+  const name = window.location.hash.replace(/^#/, "");
+  return VIEWS[name] ? name : "contacts";
+}
+
+let rendering = 0;
+
+async function render(ctx) {
+  const name = currentView();
+  const view = VIEWS[name];
+  const turn = ++rendering;
+  for (const link of nav.querySelectorAll("a[data-view]")) {
+    if (link.dataset.view === name) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
   try {
-    const workspace = await call(session, "GET", `/api/workspace/${session.workspace}`);
-    document.getElementById("workspace-name").textContent = workspace.name;
-    show(h("h2", {}, "Contacts"), await contactsBoard(session, workspace));
+    const content = await view.render(ctx);
+    if (turn !== rendering) return; // a later render won
+    ctx.view = name;
+    const heading = h("div", { class: "toolbar" }, h("h2", {}, view.title));
+    if (view.kind) {
+      const label = view.kind === "contact" ? "New contact" : "New opportunity";
+      heading.append(h("button", { type: "button", onclick: () => ctx.newRecord(view.kind) }, label));
+    }
+    show(heading, content);
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return signIn(error.message);
     show(alertBox(error.message));
   }
 }
 
+async function openWorkspace() {
+  nav.hidden = false;
+  show(h("p", {}, "Loading…"));
+  let workspace;
+  try {
+    workspace = await call(session, "GET", `/api/workspace/${session.workspace}`);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return signIn(error.message);
+    return show(alertBox(error.message));
+  }
+  document.getElementById("workspace-name").textContent = workspace.name;
+  const ctx = context(workspace);
+  window.onhashchange = () => render(ctx);
+  if (stopFollowing) stopFollowing();
+  stopFollowing = follow(ctx);
+  await render(ctx);
+}
+
 document.getElementById("sign-out").addEventListener("click", () => {
   sessions.forget();
   session = { key: null, workspace: null };
+  window.onhashchange = null;
   signIn();
 });
 
 if (!session.key) signIn();
 else if (!session.workspace) call(session, "GET", "/api/workspace").then((f) => chooseWorkspace(f.data), () => signIn());
-else openBoard();
+else openWorkspace();

@@ -62,7 +62,8 @@ function column(stage, contacts) {
   );
 }
 
-export async function contactsBoard(session, workspace) {
+export async function board(ctx, kind) {
+  const { session, workspace } = ctx;
   // The full shape: a card shows the WhatsApp number, which gets and lists hide.
   const contacts = await every(session, "/api/contact", { shape: "full" });
   const byStage = new Map(workspace.contactStages.map((stage) => [stage.id, []]));
