@@ -4,6 +4,7 @@ without holding a database connection."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from chatcrm.db.database import Connection
@@ -42,6 +43,7 @@ async def read(
     record_id: str | None = None,
     history_of: str | None = None,
     wait: float = 0.0,
+    gone: Callable[[], Awaitable[bool]] | None = None,
 ) -> Page:
     """A page of the feed (or of one record's history), waiting up to `wait` seconds for
     an event when there is none yet."""
@@ -60,6 +62,9 @@ async def read(
         )
         remaining = deadline - asyncio.get_running_loop().time()
         if page.events or remaining <= 0:
+            return page
+        # A client that left (a closed tab) no longer holds its poll open.
+        if gone is not None and await gone():
             return page
         await conn.commit()  # wait without holding a connection
         pause = min(remaining, POLL_SECONDS[conn.dialect])

@@ -127,6 +127,7 @@ async def list_events(call: Call) -> Response:
         types=types,
         record_id=call.query("recordId") or None,
         wait=wait,
+        gone=call.request.is_disconnected,
     )
     data = {"workspaceId": workspace_id, "events": page.events, "next": page.next}
     return ok(m.EVENTS_OBTAINED, data)
