@@ -12,14 +12,18 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, Request, Response, Route, sync_playwright
 
+from chatcrm.provisioning import NewAccount
 from tests.conftest import IN_CI
 from tests.test_e2e import serve
 
@@ -36,6 +40,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 APT_TIMEOUT = 1200.0
+# The console always has a long poll of the events feed in flight (live updates), so
+# "network idle" never comes: a page has settled when no other request has been in flight
+# for this long (the idle time Playwright's "networkidle" waits for, shortened).
+QUIET_SECONDS = 0.3
+SETTLE_TIMEOUT = 30.0
+LONG_POLL = "/api/events"
 _skip_reason: list[str] = []
 
 
@@ -129,6 +139,10 @@ document.addEventListener("securitypolicyviolation", (e) => {
 """
 
 
+def _long_poll(request: Request) -> bool:
+    return urlsplit(request.url).path.endswith(LONG_POLL)
+
+
 @dataclass
 class Visit:
     """A page whose requests may only go to the server; what was refused or went wrong."""
@@ -138,16 +152,31 @@ class Visit:
     blocked: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    in_flight: set[Request] = field(default_factory=set)
 
     def goto(self, path: str) -> None:
         response = self.page.goto(self.base_url + path)
         assert response is not None and response.status == 200, path
 
     def settle(self) -> list[str]:
-        """Wait until no request is in flight; check that none went elsewhere than the
-        server, failed or was answered with an error, and that no script threw. Returns
-        what the page's own policy refused ("<directive> <URL>"), for the test to judge."""
-        self.page.wait_for_load_state("networkidle")
+        """Wait until no request but the events feed's long poll is in flight; check that
+        none went elsewhere than the server, failed or was answered with an error, and
+        that no script threw. Returns what the page's own policy refused ("<directive>
+        <URL>"), for the test to judge."""
+        self.page.wait_for_load_state("load")
+        deadline = time.monotonic() + SETTLE_TIMEOUT
+        quiet_since: float | None = None
+        while True:
+            busy = sorted(r.url for r in self.in_flight if not _long_poll(r))
+            now = time.monotonic()
+            if busy:
+                quiet_since = None
+                assert now < deadline, f"requests still in flight: {busy}"
+            elif quiet_since is None:
+                quiet_since = now
+            elif now - quiet_since >= QUIET_SECONDS:
+                break
+            self.page.wait_for_timeout(50)  # lets Playwright deliver the page's events
         assert self.blocked == [], f"the page asked for outside resources: {self.blocked}"
         assert self.failed == [], f"requests that failed: {self.failed}"
         assert self.errors == [], f"script errors: {self.errors}"
@@ -177,10 +206,21 @@ def visit(browser: Browser, server: str) -> Iterator[Visit]:
             visit.failed.append(f"{response.status} {response.url}")
 
     def on_request_failed(request: Request) -> None:
-        # Refused by this test (listed in `blocked`) or by the page's policy (`settle`).
-        if request.url not in blocked and request.failure != "csp":
+        visit.in_flight.discard(request)
+        # Refused by this test (listed in `blocked`) or by the page's policy (`settle`);
+        # the events feed's long poll is cut short on purpose (sign-out, leaving the page).
+        aborted_poll = _long_poll(request) and request.failure == "net::ERR_ABORTED"
+        if request.url not in blocked and request.failure != "csp" and not aborted_poll:
             visit.failed.append(f"{request.failure} {request.url}")
 
+    def on_request(request: Request) -> None:
+        visit.in_flight.add(request)
+
+    def on_request_finished(request: Request) -> None:
+        visit.in_flight.discard(request)
+
+    visit.page.on("request", on_request)
+    visit.page.on("requestfinished", on_request_finished)
     visit.page.on("response", on_response)
     visit.page.on("requestfailed", on_request_failed)
     visit.page.on("pageerror", lambda exc: visit.errors.append(str(exc)))
@@ -188,3 +228,32 @@ def visit(browser: Browser, server: str) -> Iterator[Visit]:
         yield visit
     finally:
         context.close()
+
+
+def api(server: str, account: NewAccount, method: str, path: str, **kw: Any) -> Any:
+    """A call of the JSON API as the account's key, in its workspace; its `data` (200 only)."""
+    headers = {"Authorization": f"Bearer {account.api_key}", "x-workspace-id": account.workspace_id}
+    headers.update(kw.pop("headers", {}))
+    response = httpx.request(method, server + path, headers=headers, timeout=30, **kw)
+    assert response.status_code == 200, response.text
+    return response.json()["data"]
+
+
+def sign_in(visit: Visit, account: NewAccount) -> None:
+    """Sign in on the console's page with the account's key and open its workspace."""
+    page = visit.page
+    page.get_by_label("API key").fill(account.api_key)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Test workspace").click()
+
+
+def create(server: str, account: NewAccount, kind: str, **body: Any) -> str:
+    """A new contact or opportunity (`kind`) made through the API; its id."""
+    record_id: str = api(server, account, "POST", f"/api/{kind}", json=body)["id"]
+    return record_id
+
+
+def update(server: str, account: NewAccount, kind: str, record_id: str, **body: Any) -> None:
+    """Update Contact or Opportunity in the newer form: every body key names a field."""
+    query = {"id": record_id, "workspaceId": account.workspace_id}
+    api(server, account, "PUT", f"/api/{kind}", params=query, json=body)

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import expect
 
-from chatcrm.provisioning import NewAccount
-from tests.browser.conftest import Visit
+from tests.browser.conftest import Visit, api, sign_in
 from tests.conftest import new_account
 from tests.servers import serve
 
@@ -27,18 +24,10 @@ def server(database_url: str) -> Iterator[str]:
         yield running.base_url
 
 
-def _api(server: str, account: NewAccount, method: str, path: str, **kw: Any) -> Any:
-    headers = {"Authorization": f"Bearer {account.api_key}", "x-workspace-id": account.workspace_id}
-    response = httpx.request(method, server + path, headers=headers, timeout=30, **kw)
-    assert response.status_code == 200, response.text
-    return response.json()["data"]
-
-
-def _sign_in(visit: Visit, account: NewAccount) -> None:
-    page = visit.page
-    page.get_by_label("API key").fill(account.api_key)
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("button", name="Test workspace").click()
+# The helpers live in tests/browser/conftest.py; these names stay for the modules that
+# import them from here.
+_api = api
+_sign_in = sign_in
 
 
 def test_the_root_leads_to_the_sign_in_with_nothing_from_elsewhere(visit: Visit) -> None:
@@ -59,20 +48,20 @@ def test_a_wrong_key_is_refused_with_the_apis_message(visit: Visit) -> None:
 
 def test_the_contacts_board_and_sign_out(visit: Visit, server: str, database_url: str) -> None:
     account = new_account(database_url)
-    workspace = _api(server, account, "GET", f"/api/workspace/{account.workspace_id}")
+    workspace = api(server, account, "GET", f"/api/workspace/{account.workspace_id}")
     first, second = workspace["contactStages"][:2]
-    tag = _api(
+    tag = api(
         server, account, "POST", f"/api/workspace/{account.workspace_id}/tags",
         json={"name": "VIP", "color": "#d33"},
     )  # fmt: skip
     ana = {"name": "Ana", "lastname": "Diaz", "platformId": 2, "phone": "51987654321"}
-    _api(server, account, "POST", "/api/contact", json={**ana, "tags": [tag["id"]]})
+    api(server, account, "POST", "/api/contact", json={**ana, "tags": [tag["id"]]})
     for name in ("Bea", "Cid"):
         body = {"name": name, "email": f"{name.lower()}@example.com", "stageId": second["id"]}
-        _api(server, account, "POST", "/api/contact", json=body)
+        api(server, account, "POST", "/api/contact", json=body)
 
     visit.goto("/console")
-    _sign_in(visit, account)
+    sign_in(visit, account)
     page = visit.page
     column = page.get_by_role("region", name=first["name"], exact=True)
     expect(column).to_be_visible()

@@ -10,7 +10,9 @@ export class ApiError extends Error {
   }
 }
 
-export async function call(session, method, path, { query, body } = {}) {
+// Options: `query`, `body`; `headers` (extra request headers, e.g. If-Match); `signal` (an
+// AbortSignal); `withHeaders: true` answers `{data, etag}` instead of `data` alone.
+export async function call(session, method, path, { query, body, headers: extra, signal, withHeaders } = {}) {
   const url = new URL(root + path, window.location.origin);
   for (const [name, value] of Object.entries(query || {})) {
     if (value !== undefined && value !== null && value !== "") url.searchParams.set(name, value);
@@ -18,14 +20,17 @@ export async function call(session, method, path, { query, body } = {}) {
   const headers = { Authorization: `Bearer ${session.key}`, Accept: "application/json" };
   if (session.workspace) headers["x-workspace-id"] = session.workspace;
   if (body !== undefined) headers["Content-Type"] = "application/json";
+  Object.assign(headers, extra || {});
   const response = await fetch(url, {
     method,
     headers,
+    signal,
     body: body === undefined ? undefined : JSON.stringify(body),
     credentials: "omit",
   });
   const envelope = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
   if (!response.ok || !envelope.success) throw new ApiError(envelope, response.status);
+  if (withHeaders) return { data: envelope.data, etag: response.headers.get("ETag") };
   return envelope.data;
 }
 
