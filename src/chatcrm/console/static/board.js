@@ -1,77 +1,372 @@
-// The contacts board (contract H): a <section> per contact stage, in stage order, named by
-// the stage and headed by its count; an <article> per card, named by the contact's full
-// name, in orderInCards order, 50 shown per column with "Load more".
-import { every } from "./api.js";
+// The contacts and opportunities boards (contract H), read from the board endpoint: a
+// <section> per stage, in stage order, named by the stage and headed by its count (and,
+// for opportunities, the total amount); 50 cards per column with "Load more"; a search
+// box; cards dragged between and within columns are saved with If-Match; the events feed
+// (live.js) brings changes made elsewhere.
+import { ApiError } from "./api.js";
+import { card, fullName, money } from "./cards.js";
 import { h } from "./dom.js";
+import { placement } from "./moves.js";
 
-const SHOWN = 50;
+const PAGE = 50;
+const SEARCH_DELAY = 250; // ms of quiet typing before the board is searched
+const LIVE_DELAY = 100; // ms to gather the events of one burst into one reload
+const KINDS = {
+  contact: { noun: "contacts", title: "Contacts board", written: "contact" },
+  // The update's answer spells it with one p, as the original service does.
+  opportunity: { noun: "opportunities", title: "Opportunities board", written: "oportunity" },
+};
 
-function fullName(contact) {
-  return [contact.name, contact.lastname].filter(Boolean).join(" ");
+// What the search box holds, per kind: it outlives the board's re-renders.
+const searches = { contact: "", opportunity: "" };
+// The board on screen, so that its successor can unsubscribe it from the events feed.
+let active = null;
+// Contact names shown on opportunity cards: contact id → Promise of the name.
+const contactNames = new Map();
+
+function contactName(ctx, id) {
+  const key = `${ctx.session.workspace}/${id}`;
+  if (!contactNames.has(key)) {
+    const found = ctx
+      .call("GET", `/api/contact/${encodeURIComponent(id)}`)
+      .then((data) => fullName(data.data[0]))
+      .catch(() => {
+        contactNames.delete(key);
+        return null;
+      });
+    contactNames.set(key, found);
+  }
+  return contactNames.get(key);
 }
 
-function phone(contact) {
-  return contact.internalWhatsappNumber || contact.platformSenderPhone || "";
+class Board {
+  constructor(ctx, kind) {
+    this.ctx = ctx;
+    this.kind = kind;
+    this.noun = KINDS[kind].noun;
+    this.cards = new Map(); // id → {record, etag, element}
+    this.columns = new Map(); // stage id → {name, count, total, next, section, list, ...}
+    this.loads = 0; // the latest load wins
+    this.saving = 0; // moves being saved: reloads wait for them
+    this.waiting = null; // events that arrived while saving
+    this.dragged = null;
+    this.marker = h("div", { class: "drop-marker", "aria-hidden": "true" });
+    this.alert = h("p", { role: "alert", class: "error", hidden: true });
+    this.region = h("div", { class: "board", role: "region", "aria-label": KINDS[kind].title });
+    this.search = h("input", { id: `search-${kind}`, type: "search", autocomplete: "off" });
+    this.search.value = searches[kind];
+    this.element = h(
+      "div",
+      { class: "board-view" },
+      h(
+        "form",
+        { class: "board-search", role: "search", onsubmit: (event) => this.submitSearch(event) },
+        h("label", { for: this.search.id }, "Search"),
+        this.search,
+      ),
+      this.alert,
+      this.region,
+    );
+    this.search.addEventListener("input", () => this.typed());
+    this.names = kind === "opportunity" ? new IntersectionObserver((seen) => this.showNames(seen)) : null;
+    this.listener = (events) => this.heard(events);
+  }
+
+  query(extra = {}) {
+    return { q: searches[this.kind], pageSize: PAGE, ...extra };
+  }
+
+  fetchBoard(extra) {
+    return this.ctx.call("GET", `/api/${this.kind}/board`, { query: this.query(extra) });
+  }
+
+  // The whole board again (a search, the events feed): columns as the server answers
+  // them, as many cards per column as were shown, the focused card still focused.
+  async reload() {
+    const turn = ++this.loads;
+    const shown = new Map([...this.columns].map(([id, column]) => [id, column.list.children.length]));
+    let data;
+    try {
+      data = await this.fetchBoard();
+    } catch (error) {
+      if (turn === this.loads) this.failed(error);
+      return;
+    }
+    if (turn !== this.loads || !this.region.isConnected) return;
+    const focused = document.activeElement?.closest?.(".card")?.dataset.id;
+    this.render(data);
+    if (focused) this.cards.get(focused)?.element.focus();
+    for (const [id, count] of shown) {
+      const column = this.columns.get(id);
+      while (column && column.next && column.list.children.length < count && turn === this.loads) {
+        if (!(await this.loadMore(column))) break;
+      }
+    }
+  }
+
+  render(data) {
+    if (this.names) this.names.disconnect();
+    this.cards.clear();
+    this.columns.clear();
+    this.region.replaceChildren(...data.columns.map((column) => this.column(column)));
+  }
+
+  column(answer) {
+    const heading = `stage-${this.kind}-${answer.stageId}`;
+    const column = {
+      stageId: answer.stageId,
+      name: answer.name,
+      count: answer.count,
+      total: answer.totalAmount ?? null,
+      next: answer.next,
+      list: h("div", { class: "cards" }),
+      countElement: h("p", { class: "count" }),
+      totalElement: this.kind === "opportunity" ? h("p", { class: "total" }) : null,
+      more: h("button", { type: "button", class: "more" }, "Load more"),
+    };
+    column.more.addEventListener("click", () => this.loadMore(column));
+    column.section = h(
+      "section",
+      { class: "column", "aria-labelledby": heading, "data-stage": answer.stageId },
+      h("div", { class: "column-head" }, h("h2", { id: heading }, answer.name), column.countElement, column.totalElement),
+      column.list,
+      column.more,
+    );
+    for (const event of ["dragenter", "dragover"]) column.section.addEventListener(event, (e) => this.over(e, column));
+    column.section.addEventListener("dragleave", (e) => this.left(e, column));
+    column.section.addEventListener("drop", (e) => this.dropped(e, column));
+    this.columns.set(answer.stageId, column);
+    this.addCards(column, answer.cards);
+    this.showCounts(column);
+    return column.section;
+  }
+
+  addCards(column, cards) {
+    for (const { etag, record } of cards) {
+      const entry = { record, etag, element: null };
+      entry.element = card(this.kind, record, () => this.ctx.openPanel(this.kind, record.id));
+      entry.element.addEventListener("dragstart", (event) => this.started(event, entry));
+      entry.element.addEventListener("dragend", () => this.ended());
+      this.cards.set(record.id, entry);
+      column.list.append(entry.element);
+      const contact = entry.element.querySelector(".contact");
+      if (contact && this.names) this.names.observe(contact);
+    }
+    column.more.hidden = !column.next;
+  }
+
+  showCounts(column) {
+    column.countElement.textContent = String(column.count);
+    column.countElement.setAttribute("aria-label", `${column.count} ${this.noun}`);
+    if (column.totalElement) {
+      column.totalElement.textContent = money(column.total);
+      column.totalElement.setAttribute("aria-label", `Total ${money(column.total)}`);
+    }
+  }
+
+  async loadMore(column) {
+    column.more.disabled = true;
+    try {
+      const data = await this.fetchBoard({ stageId: column.stageId, after: column.next });
+      const answer = data.columns[0];
+      column.next = answer.next;
+      this.addCards(column, answer.cards.filter((c) => !this.cards.has(c.record.id)));
+      return true;
+    } catch (error) {
+      this.failed(error);
+      return false;
+    } finally {
+      column.more.disabled = false;
+    }
+  }
+
+  showNames(seen) {
+    for (const entry of seen) {
+      if (!entry.isIntersecting) continue;
+      const element = entry.target;
+      this.names.unobserve(element);
+      contactName(this.ctx, element.dataset.contact).then((name) => {
+        if (name) element.textContent = name;
+      });
+    }
+  }
+
+  typed() {
+    clearTimeout(this.typing);
+    this.typing = setTimeout(() => this.searchNow(), SEARCH_DELAY);
+  }
+
+  submitSearch(event) {
+    event.preventDefault();
+    clearTimeout(this.typing);
+    this.searchNow();
+  }
+
+  searchNow() {
+    if (!this.region.isConnected || searches[this.kind] === this.search.value.trim()) return;
+    searches[this.kind] = this.search.value.trim();
+    this.columns.clear(); // a new search starts each column at its first page
+    this.reload();
+  }
+
+  failed(error) {
+    if (error instanceof ApiError && error.status === 401) return this.ctx.refresh(); // to the sign-in
+    this.alert.textContent = error.message;
+    this.alert.hidden = false;
+  }
+
+  // A page of the events feed: reload when it names a card of this kind that the board
+  // does not show at that version (a change made here is already shown).
+  heard(events) {
+    if (!this.region.isConnected) return;
+    if (this.kind === "opportunity") this.renamed(events);
+    if (this.saving || this.dragged) {
+      // After the drop is saved: the board it answers may not know of the move yet.
+      this.waiting = [...(this.waiting || []), ...events];
+      return;
+    }
+    const family = `${this.kind}.`;
+    const news = events.some(
+      (event) =>
+        event.type.startsWith(family) && this.cards.get(event.recordId)?.etag !== `"${event.recordVersion}"`,
+    );
+    if (!news) return;
+    clearTimeout(this.pending);
+    this.pending = setTimeout(() => this.reload(), LIVE_DELAY);
+  }
+
+  // A contact renamed or deleted elsewhere: the opportunity cards naming it look it up again.
+  renamed(events) {
+    for (const event of events) {
+      if (!event.type.startsWith("contact.") || event.type.startsWith("contact.activity.")) continue;
+      contactNames.delete(`${this.ctx.session.workspace}/${event.recordId}`);
+      for (const element of this.region.querySelectorAll(".contact")) {
+        if (element.dataset.contact === event.recordId) this.names.observe(element);
+      }
+    }
+  }
+
+  // Drag and drop: HTML5 drag events; a marker shows where the card would land.
+  started(event, entry) {
+    this.dragged = entry;
+    event.dataTransfer.effectAllowed = "move";
+    event.dataTransfer.setData("text/plain", entry.record.id);
+    entry.element.classList.add("dragging");
+  }
+
+  ended() {
+    this.dragged?.element.classList.remove("dragging");
+    this.dragged = null;
+    this.marker.remove();
+    this.flush();
+  }
+
+  // The events heard while a card was dragged or saved.
+  flush() {
+    if (this.saving || this.dragged || !this.waiting) return;
+    const events = this.waiting;
+    this.waiting = null;
+    this.heard(events);
+  }
+
+  // The shown card a drop at this height lands before (null: the end of the column).
+  landing(column, y) {
+    for (const element of column.list.children) {
+      if (!element.classList.contains("card") || element === this.dragged.element) continue;
+      const box = element.getBoundingClientRect();
+      if (y < box.top + box.height / 2) return element;
+    }
+    return null;
+  }
+
+  over(event, column) {
+    if (!this.dragged) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = "move";
+    const before = this.landing(column, event.clientY);
+    if (this.marker.parentNode !== column.list || this.marker.nextSibling !== before) {
+      column.list.insertBefore(this.marker, before);
+    }
+  }
+
+  left(event, column) {
+    if (!column.section.contains(event.relatedTarget)) this.marker.remove();
+  }
+
+  dropped(event, column) {
+    if (!this.dragged) return;
+    event.preventDefault();
+    const entry = this.dragged;
+    const before = this.landing(column, event.clientY);
+    entry.element.classList.remove("dragging");
+    this.dragged = null;
+    this.marker.remove();
+    this.move(entry, column, before); // counts as saving from here on
+  }
+
+  // Show the card at its new place at once; save it (and the cards it pushes down); on any
+  // error put it back where it was and say why.
+  async move(entry, column, before) {
+    const element = entry.element;
+    const from = this.columns.get(entry.record.stageId);
+    const home = { list: element.parentNode, next: element.nextSibling };
+    const others = [...column.list.children].filter((e) => e.classList.contains("card") && e !== element);
+    const index = before ? others.indexOf(before) : others.length;
+    if (from === column && others[index] === nextCard(element)) return; // where it was
+    const neighbours = others.map((e) => this.cards.get(e.dataset.id));
+    const plan = placement(
+      neighbours.map((n) => n.record.orderInCards),
+      index,
+    );
+    column.list.insertBefore(element, before);
+    this.alert.hidden = true;
+    this.saving += 1;
+    try {
+      for (const shift of plan.shifts) await this.save(neighbours[shift.index], { orderInCards: shift.order });
+      await this.save(entry, { stageId: column.stageId, orderInCards: plan.order });
+      if (from && from !== column) {
+        from.count -= 1;
+        column.count += 1;
+        if (this.kind === "opportunity") {
+          from.total = Number(from.total) - Number(entry.record.amount);
+          column.total = Number(column.total) + Number(entry.record.amount);
+        }
+        this.showCounts(from);
+        this.showCounts(column);
+      }
+      element.focus();
+    } catch (error) {
+      home.list.insertBefore(element, home.next?.parentNode === home.list ? home.next : null);
+      this.failed(error);
+    } finally {
+      this.saving -= 1;
+      this.flush();
+    }
+  }
+
+  async save(entry, body) {
+    const { data, etag } = await this.ctx.call("PUT", `/api/${this.kind}`, {
+      query: { id: entry.record.id, workspaceId: this.ctx.session.workspace },
+      body,
+      headers: { "If-Match": entry.etag },
+      withHeaders: true,
+    });
+    entry.etag = etag;
+    entry.record = data[KINDS[this.kind].written] || { ...entry.record, ...body };
+  }
 }
 
-function card(contact) {
-  const name = fullName(contact);
-  const id = `card-${contact.id}`;
-  return h(
-    "article",
-    { class: "card", "aria-labelledby": id, "data-id": contact.id },
-    h("h3", { id }, name),
-    phone(contact) ? h("p", { class: "phone" }, phone(contact)) : null,
-    contact.tags.length
-      ? h(
-          "ul",
-          { class: "tags", "aria-label": "Tags" },
-          contact.tags.map((tag) => {
-            const chip = h("li", { class: "tag" }, tag.name);
-            // Through the CSSOM: the page's policy refuses inline style attributes.
-            chip.style.setProperty("--tag-color", tag.color || "#888");
-            return chip;
-          }),
-        )
-      : null,
-    contact.assignedAgentName ? h("p", { class: "agent" }, contact.assignedAgentName) : null,
-    contact.lastMessage ? h("p", { class: "message" }, contact.lastMessage) : null,
-    contact.isSolved ? h("p", { class: "solved" }, "Solved") : null,
-  );
-}
-
-function column(stage, contacts) {
-  const id = `stage-${stage.id}`;
-  const list = h("div", { class: "cards" });
-  let shown = 0;
-  const more = h("button", { type: "button", class: "more" }, "Load more");
-  const showMore = () => {
-    list.append(...contacts.slice(shown, shown + SHOWN).map(card));
-    shown = Math.min(contacts.length, shown + SHOWN);
-    more.hidden = shown >= contacts.length;
-  };
-  more.addEventListener("click", showMore);
-  showMore();
-  return h(
-    "section",
-    { class: "column", "aria-labelledby": id, "data-stage": stage.id },
-    h("h2", { id }, stage.name),
-    h("p", { class: "count", "aria-label": `${contacts.length} contacts` }, String(contacts.length)),
-    list,
-    more,
-  );
+function nextCard(element) {
+  let next = element.nextElementSibling;
+  while (next && !next.classList.contains("card")) next = next.nextElementSibling;
+  return next || undefined;
 }
 
 export async function board(ctx, kind) {
-  const { session, workspace } = ctx;
-  // The full shape: a card shows the WhatsApp number, which gets and lists hide.
-  const contacts = await every(session, "/api/contact", { shape: "full" });
-  const byStage = new Map(workspace.contactStages.map((stage) => [stage.id, []]));
-  for (const contact of contacts) byStage.get(contact.stageId)?.push(contact);
-  for (const list of byStage.values()) list.sort((a, b) => a.orderInCards - b.orderInCards);
-  return h(
-    "div",
-    { class: "board", role: "region", "aria-label": "Contacts board" },
-    workspace.contactStages.map((stage) => column(stage, byStage.get(stage.id))),
-  );
+  const view = new Board(ctx, kind);
+  view.render(await view.fetchBoard());
+  if (active) active.ctx.listeners.delete(active.listener);
+  active = view;
+  ctx.listeners.add(view.listener);
+  return view.element;
 }

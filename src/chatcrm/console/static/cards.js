@@ -1,0 +1,80 @@
+// The cards of the two boards (contract H): an <article> named by the contact's full name
+// or the opportunity's name, focusable, draggable; what a person scans a column for.
+import { h } from "./dom.js";
+
+// Amounts as numbers in the reader's locale, without a currency (the API names none).
+const MONEY = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 4 });
+
+export function money(value) {
+  return MONEY.format(Number(value) || 0);
+}
+
+export function fullName(contact) {
+  return [contact.name, contact.lastname].filter(Boolean).join(" ");
+}
+
+function phone(contact) {
+  return contact.internalWhatsappNumber || contact.platformSenderPhone || "";
+}
+
+function tagChips(tags) {
+  if (!tags.length) return null;
+  return h(
+    "ul",
+    { class: "tags", "aria-label": "Tags" },
+    tags.map((tag) => {
+      const chip = h("li", { class: "tag" }, tag.name);
+      // Through the CSSOM: the page's policy refuses inline style attributes.
+      chip.style.setProperty("--tag-color", tag.color || "#888");
+      return chip;
+    }),
+  );
+}
+
+function contactBody(contact) {
+  return [
+    phone(contact) ? h("p", { class: "phone" }, phone(contact)) : null,
+    tagChips(contact.tags || []),
+    contact.assignedAgentName ? h("p", { class: "agent" }, contact.assignedAgentName) : null,
+    contact.lastMessage ? h("p", { class: "message" }, contact.lastMessage) : null,
+    contact.isSolved ? h("p", { class: "solved" }, "Solved") : null,
+  ];
+}
+
+const OUTCOMES = { 1: ["won", "Won"], 2: ["lost", "Lost"] };
+
+function opportunityBody(opportunity) {
+  const outcome = OUTCOMES[opportunity.winLossStatus];
+  return [
+    h("p", { class: "code" }, opportunity.opportCode),
+    h("p", { class: "amount", "aria-label": `Amount ${money(opportunity.amount)}` }, money(opportunity.amount)),
+    // Filled with the contact's name once the card is in view (board.js).
+    opportunity.contactId ? h("p", { class: "contact", "data-contact": opportunity.contactId }, "Contact") : null,
+    outcome ? h("p", { class: `badge ${outcome[0]}` }, outcome[1]) : null,
+  ];
+}
+
+// `open` is called on click, Enter or Space.
+export function card(kind, record, open) {
+  const id = `card-${record.id}`;
+  const title = kind === "contact" ? fullName(record) : record.name;
+  const element = h(
+    "article",
+    {
+      class: "card",
+      "aria-labelledby": id,
+      "data-id": record.id,
+      tabindex: 0,
+      draggable: "true",
+      onclick: open,
+      onkeydown: (event) => {
+        if (event.target !== element || (event.key !== "Enter" && event.key !== " ")) return;
+        event.preventDefault(); // Space would scroll the page
+        open();
+      },
+    },
+    h("h3", { id }, title),
+    kind === "contact" ? contactBody(record) : opportunityBody(record),
+  );
+  return element;
+}

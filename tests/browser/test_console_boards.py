@@ -1,0 +1,234 @@
+"""The console's two boards (contract H) in chromium, on both backends, as a person uses
+them: columns with counts and totals, cards with what they show, the search box, "Load
+more", and cards dragged to another column or place, saved with If-Match; a drop the
+server refuses puts the card back and says why."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Locator, Page, Route, expect
+
+from chatcrm.provisioning import NewAccount
+from tests.browser.conftest import Visit, api, create, sign_in, update
+from tests.conftest import new_account
+from tests.servers import serve
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str) -> Iterator[str]:
+    """A real `chatcrm serve` on the backend of this run (the visit fixture's server)."""
+    with serve(database_url) as running:
+        yield running.base_url
+
+
+def _workspace(server: str, account: NewAccount) -> dict[str, Any]:
+    found: dict[str, Any] = api(server, account, "GET", f"/api/workspace/{account.workspace_id}")
+    return found
+
+
+def _named(server: str, account: NewAccount, name: str, stage_id: str) -> str:
+    """A contact with an email, in that stage."""
+    email = f"{name.lower()}@example.com"
+    return create(server, account, "contact", name=name, email=email, stageId=stage_id)
+
+
+def _column(page: Page, name: str) -> Locator:
+    return page.get_by_role("region", name=name, exact=True)
+
+
+def _card_names(column: Locator) -> list[str]:
+    return column.locator("article h3").all_inner_texts()
+
+
+def test_both_boards_with_their_cards_counts_totals_and_search(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    workspace = _workspace(server, account)
+    first, second = workspace["contactStages"][:2]
+    early, late = workspace["opportunityStages"][:2]
+    ws = f"/api/workspace/{account.workspace_id}"
+    tag = api(server, account, "POST", f"{ws}/tags", json={"name": "VIP", "color": "#dd3333"})
+    agent = api(server, account, "POST", f"{ws}/agents", json={"name": "Marta", "email": "m@x.io"})
+    ana = create(
+        server, account, "contact", name="Ana", lastname="Diaz", platformId=2, phone="51987654321",
+        tags=[tag["id"]], assignedAgentId=agent["id"],
+    )  # fmt: skip
+    update(server, account, "contact", ana, lastMessage="Do you have it in blue?", isSolved=True)
+    for name in ("Bea", "Cid"):
+        _named(server, account, name, second["id"])
+    linked = {"contactId": ana, "stageId": early["id"]}
+    create(server, account, "opportunity", name="Big deal", amount=2000.5, **linked)
+    small = create(server, account, "opportunity", name="Small deal", amount=500.25, **linked)
+    update(server, account, "opportunity", small, winLossStatus=1)
+    gone = create(server, account, "opportunity", name="Gone deal", amount=100, stageId=late["id"])
+    update(server, account, "opportunity", gone, winLossStatus=2)
+
+    visit.goto("/console")
+    sign_in(visit, account)
+    page = visit.page
+    column = _column(page, first["name"])
+    card = column.get_by_role("article", name=re.compile(r"^Ana Diaz"))
+    for shown in ("51987654321", "VIP", "Marta", "Do you have it in blue?", "Solved"):
+        expect(card).to_contain_text(shown)
+    chip = card.get_by_role("listitem").filter(has_text="VIP")
+    assert chip.evaluate("e => getComputedStyle(e).getPropertyValue('--tag-color')") == "#dd3333"
+    expect(column.get_by_label("1 contacts")).to_have_text("1")
+    expect(_column(page, second["name"]).get_by_label("2 contacts")).to_have_text("2")
+
+    # The search filters every column, counts included, and outlives a change of view.
+    page.get_by_label("Search").fill("bea")
+    expect(column.get_by_label("0 contacts")).to_have_text("0")
+    expect(_column(page, second["name"]).get_by_role("article")).to_have_count(1)
+    expect(_column(page, second["name"]).get_by_label("1 contacts")).to_be_visible()
+
+    page.get_by_role("link", name="Opportunities").click()
+    column = _column(page, early["name"])
+    expect(column.get_by_label("2 opportunities")).to_have_text("2")
+    expect(column.get_by_label("Total 2,500.75")).to_have_text("2,500.75")
+    big = column.get_by_role("article", name=re.compile(r"^Big deal"))
+    expect(big).to_contain_text(re.compile(r"OPP-\d{4}-0001"))
+    expect(big).to_contain_text("2,000.50")
+    expect(big).to_contain_text("Ana Diaz")  # the contact, by name
+    expect(column.get_by_role("article", name=re.compile(r"^Small deal"))).to_contain_text("Won")
+    other = _column(page, late["name"])
+    expect(other.get_by_role("article", name=re.compile(r"^Gone deal"))).to_contain_text("Lost")
+    expect(other.get_by_label("Total 100.00")).to_be_visible()
+    page.get_by_label("Search").press_sequentially("small")
+    page.get_by_label("Search").press("Enter")
+    expect(column.get_by_label("1 opportunities")).to_be_visible()
+    expect(column.get_by_label("Total 500.25")).to_be_visible()
+
+    page.get_by_role("link", name="Contacts").click()
+    expect(page.get_by_label("Search")).to_have_value("bea")
+    expect(_column(page, second["name"]).get_by_role("article")).to_have_count(1)
+    page.get_by_label("Search").fill("")
+    expect(_column(page, second["name"]).get_by_role("article")).to_have_count(2)
+
+    # At phone width the columns stack; a card is still there to tap.
+    page.set_viewport_size({"width": 390, "height": 844})
+    card = _column(page, first["name"]).get_by_role("article", name=re.compile(r"^Ana Diaz"))
+    expect(card).to_be_in_viewport()
+    card.click()  # Playwright checks that the card itself receives the click
+    box = _column(page, second["name"]).bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert visit.settle() == []
+
+
+def _drop_at_end(card: Locator, column: Locator) -> None:
+    box = column.bounding_box()
+    assert box is not None
+    card.drag_to(column, target_position={"x": box["width"] / 2, "y": box["height"] - 4})
+
+
+def test_load_more_and_cards_dragged_to_another_column_and_place(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    first, second = _workspace(server, account)["contactStages"][:2]
+    leads = [{"name": f"Lead {n:02}", "email": f"lead{n}@example.com"} for n in range(55)]
+    done = api(server, account, "POST", "/api/contact/upsert-batch", json={"contacts": leads})
+    assert done["created"] == 55
+    lead = {r["index"]: r["id"] for r in done["results"]}
+    for name in ("Xavi", "Yola"):
+        _named(server, account, name, second["id"])
+
+    visit.goto("/console")
+    sign_in(visit, account)
+    page = visit.page
+    column, other = _column(page, first["name"]), _column(page, second["name"])
+    expect(column.get_by_label("55 contacts")).to_have_text("55")
+    expect(column.get_by_role("article")).to_have_count(50)
+    column.get_by_role("button", name="Load more").click()
+    expect(column.get_by_role("article")).to_have_count(55)
+    expect(column.get_by_role("button", name="Load more")).to_be_hidden()
+    expect(other.get_by_role("button", name="Load more")).to_be_hidden()
+
+    # To the end of another column: that stage, after its last card.
+    _drop_at_end(column.get_by_role("article", name="Lead 00"), other)
+    expect(other.get_by_label("3 contacts")).to_have_text("3")
+    expect(column.get_by_label("54 contacts")).to_have_text("54")
+    assert _card_names(other) == ["Xavi", "Yola", "Lead 00"]
+    moved = api(server, account, "GET", f"/api/contact/{lead[0]}")["data"][0]
+    assert (moved["stageId"], moved["orderInCards"]) == (second["id"], 2)
+
+    # Before the first card of its column (position 0, no room): the others move down.
+    xavi = other.get_by_role("article", name="Xavi")
+    other.get_by_role("article", name="Lead 00").drag_to(xavi, target_position={"x": 20, "y": 3})
+    expect(other.locator("article h3").first).to_have_text("Lead 00")
+    # Before the first card of a column with room before it (Lead 00 left position 0).
+    target = column.get_by_role("article", name="Lead 01")
+    column.get_by_role("article", name="Lead 10").drag_to(target, target_position={"x": 20, "y": 3})
+    expect(column.locator("article h3").first).to_have_text("Lead 10")
+    assert visit.settle() == []
+    placed = api(server, account, "GET", f"/api/contact/{lead[10]}")["data"][0]
+    assert placed["orderInCards"] == 0
+    assert api(server, account, "GET", f"/api/contact/{lead[1]}")["data"][0]["orderInCards"] == 1
+
+    # The position rule itself (the page's module): gaps used, repeats and no room pushed.
+    rule = page.evaluate(
+        """async (cases) => {
+            const { placement } = await import("/console/static/moves.js");
+            return cases.map(([orders, index]) => placement(orders, index));
+        }""",
+        [[[], 0], [[3, 5], 2], [[3, 5], 1], [[4], 0], [[0, 1], 0], [[5, 5, 5], 1]],
+    )
+    assert rule == [
+        {"order": 0, "shifts": []},
+        {"order": 6, "shifts": []},
+        {"order": 4, "shifts": []},
+        {"order": 3, "shifts": []},
+        {"order": 0, "shifts": [{"index": 1, "order": 2}, {"index": 0, "order": 1}]},
+        {"order": 6, "shifts": [{"index": 2, "order": 8}, {"index": 1, "order": 7}]},
+    ]
+
+    page.reload()
+    other = _column(page, second["name"])
+    expect(other.get_by_role("article")).to_have_count(3)
+    assert _card_names(other) == ["Lead 00", "Xavi", "Yola"]
+    expect(_column(page, first["name"]).get_by_role("article")).to_have_count(50)
+    assert _card_names(_column(page, first["name"]))[:3] == ["Lead 10", "Lead 01", "Lead 02"]
+    assert visit.settle() == []
+
+
+def test_a_drop_on_a_stale_card_goes_back_with_the_apis_message(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    first, second = _workspace(server, account)["contactStages"][:2]
+    ana = create(server, account, "contact", name="Ana", email="ana@example.com")
+    create(server, account, "contact", name="Bea", email="bea@example.com", stageId=second["id"])
+
+    visit.goto("/console")
+    sign_in(visit, account)
+    page = visit.page
+    column, other = _column(page, first["name"]), _column(page, second["name"])
+    card = column.get_by_role("article", name="Ana")
+    expect(card).to_be_visible()
+
+    def changed_elsewhere_first(route: Route) -> None:
+        if route.request.method == "PUT":  # someone else saves the card just before
+            update(server, account, "contact", ana, lastMessage="Changed in another tab")
+        route.fallback()
+
+    page.route(re.compile(r"/api/contact\?"), changed_elsewhere_first)
+    _drop_at_end(card, other)
+    expect(page.get_by_role("alert")).to_contain_text("The record has changed")
+    expect(column.get_by_role("article", name="Ana")).to_be_visible()
+    expect(other.get_by_role("article")).to_have_count(1)
+    expect(column.get_by_label("1 contacts")).to_have_text("1")
+    # The feed then brings the other tab's change, and the message stays.
+    expect(column.get_by_role("article", name="Ana")).to_contain_text("Changed in another tab")
+    expect(page.get_by_role("alert")).to_contain_text("The record has changed")
+    stored = api(server, account, "GET", f"/api/contact/{ana}")["data"][0]
+    assert stored["stageId"] == first["id"]
+    assert [f for f in visit.failed if "412" not in f] == []
+    visit.failed.clear()  # the 412 was the point
+    assert visit.settle() == []
