@@ -1,4 +1,77 @@
-// Live updates from the events feed (contract H). Not built yet; returns how to stop.
+// Live updates (contract H): changes made elsewhere — another tab, a bot — reach the views
+// through the events feed (D.2), long-polled with `wait`. Each page of contact and
+// opportunity events goes to every callback in `ctx.listeners`. Returns how to stop.
+import { ApiError, call } from "./api.js";
+
+const TYPES = "contact.*,opportunity.*";
+const WAIT = 25; // seconds the server holds a poll when nothing is new
+const BACK_OFF = 2000; // ms to wait after an error before polling again
+
+// The feed's current end: the `after` from which only new events follow. Null when the
+// workspace has none yet — then a poll without `after` (from the oldest retained event)
+// answers only events that are new.
+async function end(session, signal) {
+  let after = null;
+  for (;;) {
+    const page = await call(session, "GET", "/api/events", {
+      query: { types: TYPES, pageSize: 100, after },
+      signal,
+    });
+    if (!page.events.length) return page.next ?? after;
+    after = page.next;
+  }
+}
+
+function pause(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+function tell(ctx, events) {
+  for (const listener of [...ctx.listeners]) {
+    try {
+      listener(events);
+    } catch (error) {
+      console.error(error);
+    }
+  }
+}
+
 export function follow(ctx) {
-  return () => {};
+  const controller = new AbortController();
+  const { signal } = controller;
+  const session = { ...ctx.session }; // this workspace, even if the tab's session moves on
+
+  async function run() {
+    let after;
+    let known = false; // whether `after` is the end of the feed
+    while (!signal.aborted) {
+      try {
+        if (!known) {
+          after = await end(session, signal);
+          known = true;
+        }
+        const page = await call(session, "GET", "/api/events", {
+          query: { types: TYPES, pageSize: 100, wait: WAIT, after },
+          signal,
+        });
+        after = page.next ?? after;
+        if (page.events.length) tell(ctx, page.events);
+      } catch (error) {
+        if (signal.aborted) return;
+        if (error instanceof ApiError && error.status === 401) return; // signed out elsewhere
+        // A cursor no longer retained (or not known): start again from the end.
+        if (error instanceof ApiError && error.status === 400) known = false;
+        await pause(BACK_OFF, signal);
+      }
+    }
+  }
+
+  run();
+  return () => controller.abort();
 }

@@ -1,0 +1,84 @@
+"""Live updates in the console (contract H), in chromium on both backends: what another tab
+or a bot changes through the API shows on the open board within 2 s, without a reload,
+through the events feed's long poll; signing out stops that poll."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, Request, expect
+
+from chatcrm.provisioning import NewAccount
+from tests.browser.conftest import Visit, api, create, sign_in, update
+from tests.conftest import new_account
+from tests.servers import serve
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+LIVE_MS = 2000  # the contract's bound
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str) -> Iterator[str]:
+    """A real `chatcrm serve` on the backend of this run (the visit fixture's server)."""
+    with serve(database_url) as running:
+        yield running.base_url
+
+
+def _following(request: Request) -> bool:
+    """The console's long poll of the events feed (it starts once the feed's end is known)."""
+    return "/api/events" in request.url and "wait=" in request.url
+
+
+def _open_console(visit: Visit, account: NewAccount) -> Page:
+    visit.goto("/console")
+    with visit.page.expect_request(_following):
+        sign_in(visit, account)
+    return visit.page
+
+
+def test_changes_made_elsewhere_show_within_two_seconds(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    workspace = api(server, account, "GET", f"/api/workspace/{account.workspace_id}")
+    first, second = workspace["contactStages"][:2]
+    stage = workspace["opportunityStages"][0]
+    ana = create(server, account, "contact", name="Ana", email="ana@example.com")
+    bea = create(server, account, "contact", name="Bea", email="bea@example.com")
+    deal = create(
+        server, account, "opportunity", name="Deal", amount=100, contactId=ana, stageId=stage["id"]
+    )
+
+    page = _open_console(visit, account)
+    column = page.get_by_role("region", name=first["name"], exact=True)
+    other = page.get_by_role("region", name=second["name"], exact=True)
+    expect(column.get_by_label("2 contacts")).to_have_text("2")
+
+    update(server, account, "contact", ana, lastname="Diaz", lastMessage="Hi from the bot")
+    card = column.get_by_role("article", name=re.compile(r"^Ana Diaz"))
+    expect(card).to_contain_text("Hi from the bot", timeout=LIVE_MS)
+
+    update(server, account, "contact", bea, stageId=second["id"])  # a stage move
+    expect(other.get_by_role("article", name="Bea")).to_be_visible(timeout=LIVE_MS)
+    expect(column.get_by_label("1 contacts")).to_have_text("1", timeout=LIVE_MS)
+    expect(other.get_by_label("1 contacts")).to_have_text("1", timeout=LIVE_MS)
+
+    create(server, account, "contact", name="Cid", email="cid@example.com", stageId=second["id"])
+    expect(other.get_by_role("article", name="Cid")).to_be_visible(timeout=LIVE_MS)
+
+    page.get_by_role("link", name="Opportunities").click()
+    column = page.get_by_role("region", name=stage["name"], exact=True)
+    expect(column.get_by_label("Total 100.00")).to_be_visible()
+    update(server, account, "opportunity", deal, amount=250.5, winLossStatus=1)
+    expect(column.get_by_label("Total 250.50")).to_be_visible(timeout=LIVE_MS)
+    expect(column.get_by_role("article", name="Deal")).to_contain_text("Won", timeout=LIVE_MS)
+    assert visit.settle() == []
+
+    # Signing out stops following the feed: its long poll is cut, none follows.
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("API key")).to_be_visible()
+    assert visit.settle() == []
+    assert [r.url for r in visit.in_flight] == []
