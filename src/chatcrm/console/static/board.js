@@ -81,10 +81,12 @@ class Board {
   }
 
   // The whole board again (a search, the events feed): columns as the server answers
-  // them, as many cards per column as were shown, the focused card still focused.
+  // them, as many cards per column as were shown, scrolled as they were, the focused card
+  // still focused.
   async reload() {
     const turn = ++this.loads;
     const shown = new Map([...this.columns].map(([id, column]) => [id, column.list.children.length]));
+    const scrolled = new Map([...this.columns].map(([id, column]) => [id, column.list.scrollTop]));
     let data;
     try {
       data = await this.fetchBoard();
@@ -101,6 +103,7 @@ class Board {
       while (column && column.next && column.list.children.length < count && turn === this.loads) {
         if (!(await this.loadMore(column))) break;
       }
+      if (column && turn === this.loads) column.list.scrollTop = scrolled.get(id);
     }
   }
 
@@ -216,7 +219,7 @@ class Board {
   }
 
   // A page of the events feed: reload when it names a card of this kind that the board
-  // does not show at that version (a change made here is already shown).
+  // does not show at that version or a later one (a change made here is already shown).
   heard(events) {
     if (!this.region.isConnected) return;
     if (this.kind === "opportunity") this.renamed(events);
@@ -226,10 +229,12 @@ class Board {
       return;
     }
     const family = `${this.kind}.`;
-    const news = events.some(
-      (event) =>
-        event.type.startsWith(family) && this.cards.get(event.recordId)?.etag !== `"${event.recordVersion}"`,
-    );
+    const news = events.some((event) => {
+      if (!event.type.startsWith(family)) return false;
+      const shown = this.cards.get(event.recordId);
+      // An ETag names the record's version ("4"), as the event's recordVersion does.
+      return !shown || !(Number(shown.etag.replaceAll('"', "")) >= event.recordVersion);
+    });
     if (!news) return;
     clearTimeout(this.pending);
     this.pending = setTimeout(() => this.reload(), LIVE_DELAY);
