@@ -105,15 +105,18 @@ export class Feedback {
       if (control) this.mark(control, message);
       else unplaced.push(field ? `${field}: ${message}` : message);
     }
-    this.slot.append(
-      h(
-        "div",
-        { role: "alert", class: "error" },
-        h("p", {}, error.message),
-        unplaced.length ? h("ul", {}, unplaced.map((text) => h("li", {}, text))) : null,
-        extra,
-      ),
+    const alert = h(
+      "div",
+      { role: "alert", class: "error" },
+      h("p", {}, error.message),
+      unplaced.length ? h("ul", {}, unplaced.map((text) => h("li", {}, text))) : null,
+      extra,
     );
+    this.slot.append(alert);
+    // The keyboard goes to the first field to correct; else the message is brought in view.
+    const first = this.marked.map(([control]) => control).find((c) => c.tagName !== "FIELDSET");
+    if (first) first.focus();
+    else alert.scrollIntoView({ block: "nearest" });
   }
 
   mark(control, text) {
