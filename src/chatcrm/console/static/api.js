@@ -6,11 +6,14 @@ export class ApiError extends Error {
   constructor(body, status) {
     super(body.message || `HTTP ${status}`);
     this.status = status;
+    this.code = body.errorCode || null;
     this.errors = (body.data && body.data.errors) || [];
   }
 }
 
-export async function call(session, method, path, { query, body } = {}) {
+// Options: `query`, `body`, `headers` (sent besides the key and workspace, e.g. If-Match or
+// Idempotency-Key), `withEtag` (answer `{data, etag}`: the record's version, for If-Match).
+export async function call(session, method, path, { query, body, headers: extra, withEtag } = {}) {
   const url = new URL(root + path, window.location.origin);
   for (const [name, value] of Object.entries(query || {})) {
     if (value !== undefined && value !== null && value !== "") url.searchParams.set(name, value);
@@ -18,6 +21,7 @@ export async function call(session, method, path, { query, body } = {}) {
   const headers = { Authorization: `Bearer ${session.key}`, Accept: "application/json" };
   if (session.workspace) headers["x-workspace-id"] = session.workspace;
   if (body !== undefined) headers["Content-Type"] = "application/json";
+  Object.assign(headers, extra || {});
   const response = await fetch(url, {
     method,
     headers,
@@ -26,6 +30,7 @@ export async function call(session, method, path, { query, body } = {}) {
   });
   const envelope = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
   if (!response.ok || !envelope.success) throw new ApiError(envelope, response.status);
+  if (withEtag) return { data: envelope.data, etag: response.headers.get("ETag") };
   return envelope.data;
 }
 
