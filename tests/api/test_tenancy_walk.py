@@ -1229,7 +1229,62 @@ def list_workspaces_records(w: World, me: Api) -> list[Expect]:
     ]
 
 
+def board_case(kind: str) -> RouteCase:
+    """GET /api/<kind>/board: the own board shows none of the victim's stages or records;
+    the victim's stage is not a column of the own board (422)."""
+
+    def addressing(w: World, me: Api) -> list[Req]:
+        r, ws = at("GET", f"/api/{kind}/board"), w.victim.ws
+        return [
+            r("header", VICTIM),
+            r("query", None, {"workspaceId": ws}),
+            r("query beside own header", OWN, {"workspaceId": ws}),
+        ]
+
+    def records(w: World, me: Api) -> list[Expect]:
+        r = at("GET", f"/api/{kind}/board")
+        victim_stage = w.contact_stage if kind == "contact" else w.opportunity_stage
+
+        def own_board(data: Any) -> None:
+            assert data["workspaceId"] == me.ws, data
+            assert victim_stage not in {c["stageId"] for c in data["columns"]}, data
+            cards = [card["record"] for c in data["columns"] for card in c["cards"]]
+            assert all(card["workspaceId"] == me.ws for card in cards), data
+            assert {card["id"] for card in cards}.isdisjoint(w.record_ids), data
+
+        def nothing_found(data: Any) -> None:
+            assert all(c["count"] == 0 and c["cards"] == [] for c in data["columns"]), data
+
+        return [
+            ok(r("own board", OWN), own_board, SEARCH_OBTAINED),
+            ok(r("q", OWN, {"q": w.secret}), nothing_found),
+            err(r("victim's stage", OWN, {"stageId": victim_stage}), 422, "VALIDATION_ERROR"),
+        ]
+
+    return RouteCase(addressing, records)
+
+
+def pipeline_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", "/api/opportunity/pipeline"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+    ]
+
+
+def pipeline_records(w: World, me: Api) -> list[Expect]:
+    def own(data: Any) -> None:
+        assert data["workspaceId"] == me.ws
+        assert w.opportunity_stage not in {s["stageId"] for s in data["stages"]}, data
+
+    return [ok(at("GET", "/api/opportunity/pipeline")("own", OWN), own, SEARCH_OBTAINED)]
+
+
 CASES: dict[tuple[str, str], RouteCase] = {
+    ("GET", "/api/contact/board"): board_case("contact"),
+    ("GET", "/api/opportunity/board"): board_case("opportunity"),
+    ("GET", "/api/opportunity/pipeline"): RouteCase(pipeline_addressing, pipeline_records),
     ("GET", "/api/contact"): RouteCase(list_contacts_addressing, list_contacts_records),
     ("POST", "/api/contact"): RouteCase(create_contact_addressing, create_contact_records),
     ("PUT", "/api/contact"): RouteCase(update_contact_addressing, update_contact_records),

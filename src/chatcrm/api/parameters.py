@@ -46,7 +46,10 @@ SHAPE = Param(
     "read (default): the records as gets show them; full: as updates and creates show "
     "them (a contact's variables, internalWhatsappNumber, solvedByAgentId, solvedDate), "
     "for exports.",
-    schema=or_empty({"type": "string", "enum": list(LIST_SHAPES)}),
+    # An empty value counts as absent (or_empty leaves plain strings alone: spelled out).
+    schema={
+        "anyOf": [{"type": "string", "enum": list(LIST_SHAPES)}, {"type": "string", "maxLength": 0}]
+    },
 )
 
 

@@ -7,6 +7,7 @@ Each endpoint reads its request in the contract's order (docs/api.md 1.9).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.responses import Response
 
@@ -31,7 +32,7 @@ from chatcrm.core.ids import is_id
 from chatcrm.events import reading
 from chatcrm.events.router import AFTER, events_page
 from chatcrm.records import activities as activity_log
-from chatcrm.records import listing, restore, statements, writing
+from chatcrm.records import board, listing, restore, statements, writing
 from chatcrm.records.activities import ActivityKind
 from chatcrm.records.conditional import etag
 from chatcrm.records.kind import RecordKind
@@ -57,6 +58,7 @@ class RecordApi:
     update_errors: tuple[int, ...]  # beyond 404, 412 and 422
     update_workspace_query_required: bool = False
     update_description: str = ""
+    board_total: str | None = None  # the money column a board column totals (opportunities)
 
 
 def _with_id(id_key: str, key: str, schema: Schema) -> Schema:
@@ -64,6 +66,50 @@ def _with_id(id_key: str, key: str, schema: Schema) -> Schema:
         "type": "object",
         "properties": {id_key: {"type": "string"}, key: schema},
         "required": [id_key, key],
+        "additionalProperties": False,
+    }
+
+
+def _board_column(column: board.Column, with_total: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"stageId": column.stage_id, "name": column.name, "count": column.count}
+    if with_total:
+        out["totalAmount"] = column.total
+    out["cards"] = [{"etag": etag(v.version), "record": v.record} for v in column.cards]
+    out["next"] = column.next
+    return out
+
+
+def _board_schema(record: Schema, with_total: bool) -> Schema:
+    properties: dict[str, Schema] = {
+        "stageId": {"type": "string"},
+        "name": {"type": "string"},
+        "count": {"type": "integer"},
+    }
+    if with_total:
+        properties["totalAmount"] = {"type": "number"}
+    properties["cards"] = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"etag": {"type": "string"}, "record": record},
+            "required": ["etag", "record"],
+            "additionalProperties": False,
+        },
+    }
+    properties["next"] = {"type": ["string", "null"]}
+    column = {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "workspaceId": {"type": "string"},
+            "columns": {"type": "array", "items": column},
+        },
+        "required": ["workspaceId", "columns"],
         "additionalProperties": False,
     }
 
@@ -94,9 +140,11 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         return ok(m.LIST_PAGE_OBTAINED, page)
 
     async def get_record(call: Call, **path: str) -> Response:
+        call.reject_unknown_query(query_names(get_params))
         record_id = path[api.id_param]
         workspace_id = await call.workspace()
-        view = await writing.get(call.conn, kind, workspace_id, record_id, shape=kind.read_shape)
+        shape = kind.written_shape if listing.read_shape(call.query("shape")) else kind.read_shape
+        view = await writing.get(call.conn, kind, workspace_id, record_id, shape=shape)
         data = {api.id_param: record_id, "data": [view.record]}
         return ok(m.LIST_OBTAINED, data, headers={"ETag": etag(view.version)})
 
@@ -149,6 +197,46 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         )
         return ok(m.EVENTS_OBTAINED, {"id": record_id, "events": page.events, "next": page.next})
 
+    async def read_board(call: Call) -> Response:
+        call.reject_unknown_query(query_names(board_params))
+        workspace_id = await call.workspace()
+        query = call.request.query_params
+        stage_text = call.query("stageId") or None
+        after_text = call.query("after") or None
+        if after_text and not stage_text:
+            raise BadRequest.field("after", "'after' continues one column: send its stageId too.")
+        filtering, size = listing.read_filters(
+            board_filters,
+            {**query, "pageSize": query.get("pageSize") or str(board.DEFAULT_CARDS)},
+            call.conn.dialect,
+        )
+        columns = await board.read_board(
+            call.conn,
+            kind,
+            workspace_id=workspace_id,
+            filters=board_filters,
+            filtering=filtering,
+            stage_id=stage_filter.parse(stage_text) if stage_text else None,
+            after=board.read_position(after_text) if after_text else None,
+            size=size,
+            total=api.board_total,
+        )
+        return ok(m.LIST_OBTAINED, {"workspaceId": workspace_id, "columns": [
+            _board_column(column, api.board_total is not None) for column in columns
+        ]})  # fmt: skip
+
+    # The board's columns are its stages: its stageId picks one column, not a filter.
+    stage_filter = next(f for f in api.filters if f.name == "stageId")
+    board_filters = tuple(f for f in api.filters if f is not stage_filter)
+    board_params = (
+        WORKSPACE_HEADER,
+        WORKSPACE_QUERY,
+        *filter_params(board_filters),
+        Param("stageId", "query", "Only this stage's column."),
+        Param("after", "query", "With stageId: the column's `next`, for the cards after it."),
+        Param("pageSize", "query", f"Cards per column, 1 to 100 (default {board.DEFAULT_CARDS})."),
+    )
+    get_params = (WORKSPACE_HEADER, WORKSPACE_QUERY, SHAPE)
     history_params = (WORKSPACE_HEADER, WORKSPACE_QUERY, AFTER, PAGE_SIZE)
     list_id, get_id, update_id, create_id = api.operation_ids
     list_summary, get_summary, update_summary, create_summary = api.summaries
@@ -166,6 +254,17 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         params=list_params,
         errors=(422,),
     )
+    routes.add(  # before the gets: `board` is not an id
+        read_board,
+        method="GET",
+        path=f"{api.path}/board",
+        operation_id=f"{kind.name}Board",
+        summary=f"The {kind.name}s board: a column per stage with its count and first cards",
+        message=m.LIST_OBTAINED,
+        answer=_board_schema(api.written_schema, api.board_total is not None),
+        params=board_params,
+        errors=(400, 422),
+    )
     routes.add(
         get_record,
         method="GET",
@@ -173,9 +272,15 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         operation_id=get_id,
         summary=get_summary,
         message=m.LIST_OBTAINED,
-        answer=_with_id(api.id_param, "data", {"type": "array", "items": api.read_schema}),
-        params=(WORKSPACE_HEADER, WORKSPACE_QUERY),
-        errors=(404,),
+        answer=_with_id(
+            api.id_param,
+            "data",
+            {"type": "array", "items": {"anyOf": [api.read_schema, api.written_schema]}}
+            if api.read_schema is not api.written_schema
+            else {"type": "array", "items": api.read_schema},
+        ),
+        params=get_params,
+        errors=(404, 422),
         etag=True,
     )
     routes.add(

@@ -3,6 +3,8 @@ the delete and the activity log."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.responses import Response
 
 from chatcrm.api.call import Call
@@ -22,11 +24,68 @@ from chatcrm.opportunities.activities import FIELDS as ACTIVITY_FIELDS
 from chatcrm.opportunities.fields import FIELDS
 from chatcrm.opportunities.kind import OPPORTUNITY, OPPORTUNITY_ACTIVITIES
 from chatcrm.opportunities.listing import FILTERS
+from chatcrm.opportunities.pipeline import pipeline
 from chatcrm.records import activities
 from chatcrm.records.fields import FULL
 from chatcrm.records.schemas import shape_schema
 
 routes = Routes("opportunities")
+
+_OUTCOME = {
+    "type": "object",
+    "properties": {"count": {"type": "integer"}, "totalAmount": {"type": "number"}},
+    "required": ["count", "totalAmount"],
+    "additionalProperties": False,
+}
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+PIPELINE_PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY)
+
+
+# Before the record operations: `/api/opportunity/pipeline` is not an opportunity id.
+@routes.operation(
+    "GET",
+    "/api/opportunity/pipeline",
+    operation_id="opportunityPipeline",
+    summary="The pipeline: per stage the count and total amount; won and lost by month",
+    message=m.LIST_OBTAINED,
+    answer=_object(
+        {
+            "workspaceId": {"type": "string"},
+            "stages": {
+                "type": "array",
+                "items": _object(
+                    {
+                        "stageId": {"type": "string"},
+                        "name": {"type": "string"},
+                        "count": {"type": "integer"},
+                        "totalAmount": {"type": "number"},
+                    }
+                ),
+            },
+            "months": {
+                "type": "array",
+                "items": _object({"month": {"type": "string"}, "won": _OUTCOME, "lost": _OUTCOME}),
+            },
+        }
+    ),
+    params=PIPELINE_PARAMS,
+    errors=(),
+)
+async def read_pipeline(call: Call) -> Response:
+    call.reject_unknown_query(query_names(PIPELINE_PARAMS))
+    workspace_id = await call.workspace()
+    return ok(m.LIST_OBTAINED, await pipeline(call.conn, workspace_id))
+
 
 RECORD = component("Opportunity", shape_schema(FIELDS, FULL))
 
@@ -55,6 +114,7 @@ add_record_operations(
         created=(m.OPPORTUNITY_CREATED, "opportunity"),
         update_errors=(),
         update_description="The record is under `oportunity` (one p), as the original service.",
+        board_total="amount",
     ),
 )
 

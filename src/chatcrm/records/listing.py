@@ -190,12 +190,44 @@ def read_filters(
             variants.append(variant)
             params.update(bound)
     size = page_size(query.get("pageSize"), errors)
-    shape = query.get("shape") or "read"
-    if shape not in LIST_SHAPES:
-        errors.append(FieldError("shape", f"must be one of {', '.join(LIST_SHAPES)}"))
+    full = _full_shape(query.get("shape"), errors)
     require_valid(errors)
     digest = filters_digest(tuple(values))
-    return Filtering(tuple(variants), params, digest, full=shape == "full"), size
+    return Filtering(tuple(variants), params, digest, full=full), size
+
+
+def _full_shape(text: str | None, errors: list[FieldError]) -> bool:
+    shape = text or "read"
+    if shape not in LIST_SHAPES:
+        errors.append(FieldError("shape", f"must be one of {', '.join(LIST_SHAPES)}"))
+    return shape == "full"
+
+
+def read_shape(text: str | None) -> bool:
+    """`shape` of a get or a list: whether the full shape (as updates show records) is
+    asked for; another value is a 422."""
+    errors: list[FieldError] = []
+    full = _full_shape(text, errors)
+    require_valid(errors)
+    return full
+
+
+@cache
+def conditions(
+    kind: RecordKind, filters: tuple[Filter, ...], variants: tuple[str, ...], dialect: str
+) -> tuple[ColumnElement[bool], ...]:
+    """The WHERE of a list: the workspace's (`_ws`) live records that pass the filters."""
+    by_variant: dict[str, Filter] = {}
+    for f in filters:
+        by_variant[f.name] = f
+        if isinstance(f, TextSearch):
+            by_variant["q_with_digits"] = f
+    c = kind.table.c
+    return (
+        c.workspace_id == bindparam("_ws"),
+        c.deleted_at.is_(None),
+        *(by_variant[v].condition(kind, v, dialect) for v in variants),
+    )
 
 
 @cache
@@ -206,16 +238,8 @@ def _list_statement(
     shape: str,
     dialect: str,
 ) -> Select[Any]:
-    by_variant: dict[str, Filter] = {}
-    for f in filters:
-        by_variant[f.name] = f
-        if isinstance(f, TextSearch):
-            by_variant["q_with_digits"] = f
-    c = kind.table.c
     return statements.shape_statement(kind, shape, dialect).where(
-        c.workspace_id == bindparam("_ws"),
-        c.deleted_at.is_(None),
-        *(by_variant[v].condition(kind, v, dialect) for v in variants),
+        *conditions(kind, filters, variants, dialect)
     )
 
 

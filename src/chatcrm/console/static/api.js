@@ -6,13 +6,15 @@ export class ApiError extends Error {
   constructor(body, status) {
     super(body.message || `HTTP ${status}`);
     this.status = status;
+    this.code = body.errorCode || null;
     this.errors = (body.data && body.data.errors) || [];
   }
 }
 
-// Options: `query`, `body`; `headers` (extra request headers, e.g. If-Match); `signal` (an
-// AbortSignal); `withHeaders: true` answers `{data, etag}` instead of `data` alone.
-export async function call(session, method, path, { query, body, headers: extra, signal, withHeaders } = {}) {
+// Options: `query`, `body`, `headers` (sent besides the key and workspace, e.g. If-Match or
+// Idempotency-Key), `withEtag` (answer `{data, etag}`: the record's version, for If-Match),
+// `signal` (an AbortSignal: the events feed's long poll is cut short on sign-out).
+export async function call(session, method, path, { query, body, headers: extra, withEtag, signal } = {}) {
   const url = new URL(root + path, window.location.origin);
   for (const [name, value] of Object.entries(query || {})) {
     if (value !== undefined && value !== null && value !== "") url.searchParams.set(name, value);
@@ -30,7 +32,7 @@ export async function call(session, method, path, { query, body, headers: extra,
   });
   const envelope = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
   if (!response.ok || !envelope.success) throw new ApiError(envelope, response.status);
-  if (withHeaders) return { data: envelope.data, etag: response.headers.get("ETag") };
+  if (withEtag) return { data: envelope.data, etag: response.headers.get("ETag") };
   return envelope.data;
 }
 

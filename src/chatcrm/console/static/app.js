@@ -86,7 +86,7 @@ function context(workspace) {
     call: (method, path, options) => call(session, method, path, options),
     // Render the current view again (after a save, or when the events feed says so).
     refresh: () => render(ctx),
-    openPanel: (kind, id) => openPanel(ctx, kind, id),
+    openPanel: (kind, id) => routed(kind, id, openPanel(ctx, kind, id)),
     newRecord: (kind) => newRecordDialog(ctx, kind),
     // Views subscribe to the events feed's pages here (live.js calls them).
     listeners: new Set(),
@@ -95,17 +95,40 @@ function context(workspace) {
   return ctx;
 }
 
+// The hash names a view, and may name a record of it whose panel is open: `#contacts/<id>`.
+function currentRoute() {
+  const [name, id] = window.location.hash.replace(/^#/, "").split("/");
+  if (!VIEWS[name]) return { name: "contacts", id: null };
+  return { name, id: id ? decodeURIComponent(id) : null };
+}
+
 function currentView() {
-  const name = window.location.hash.replace(/^#/, "");
-  return VIEWS[name] ? name : "contacts";
+  return currentRoute().name;
+}
+
+// A panel of the current view's kind is named in the hash while it is open (a link to it);
+// replaceState, not a hash assignment: the board under it need not be drawn again.
+function routed(kind, id, panel) {
+  const name = currentView();
+  if (!panel || VIEWS[name].kind !== kind) return panel;
+  const hash = `#${name}/${encodeURIComponent(id)}`;
+  if (window.location.hash !== hash) history.replaceState(null, "", hash);
+  panel.addEventListener("close", () => {
+    if (window.location.hash === hash) history.replaceState(null, "", `#${name}`);
+  });
+  return panel;
 }
 
 let rendering = 0;
+let routing = false;
 
-async function render(ctx) {
-  const name = currentView();
+// `route`: the hash was followed (not a refresh), so the panel it names is opened — by
+// this render, or by a later one that wins over it.
+async function render(ctx, { route = false } = {}) {
+  const { name, id } = currentRoute();
   const view = VIEWS[name];
   const turn = ++rendering;
+  routing ||= route;
   for (const link of nav.querySelectorAll("a[data-view]")) {
     if (link.dataset.view === name) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
@@ -120,6 +143,8 @@ async function render(ctx) {
       heading.append(h("button", { type: "button", onclick: () => ctx.newRecord(view.kind) }, label));
     }
     show(heading, content);
+    if (routing && id && view.kind) ctx.openPanel(view.kind, id);
+    routing = false;
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return signIn(error.message);
     show(alertBox(error.message));
@@ -138,10 +163,10 @@ async function openWorkspace() {
   }
   document.getElementById("workspace-name").textContent = workspace.name;
   const ctx = context(workspace);
-  window.onhashchange = () => render(ctx);
+  window.onhashchange = () => render(ctx, { route: true });
   if (stopFollowing) stopFollowing();
   stopFollowing = follow(ctx);
-  await render(ctx);
+  await render(ctx, { route: true });
 }
 
 document.getElementById("sign-out").addEventListener("click", () => {

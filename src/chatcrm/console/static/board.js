@@ -354,7 +354,7 @@ class Board {
       query: { id: entry.record.id, workspaceId: this.ctx.session.workspace },
       body,
       headers: { "If-Match": entry.etag },
-      withHeaders: true,
+      withEtag: true,
     });
     entry.etag = etag;
     entry.record = data[KINDS[this.kind].written] || { ...entry.record, ...body };

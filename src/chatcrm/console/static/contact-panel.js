@@ -1,0 +1,185 @@
+// A contact's panel: every field, the edit form (Stage saves as it changes: the keyboard way
+// of a drag), activities with "Add activity", its opportunities and its history.
+import { every } from "./api.js";
+import { h } from "./dom.js";
+import { formatAmount, input, labelled, noneOr, select, time } from "./forms.js";
+import {
+  Editor,
+  actions,
+  fieldList,
+  historyItems,
+  loadingList,
+  readRecord,
+  section,
+  updateRecord,
+} from "./panel-parts.js";
+
+function fullName(contact) {
+  return [contact.name, contact.lastname].filter(Boolean).join(" ");
+}
+
+const sortedIds = (ids) => [...ids].sort().join(",");
+
+function tagChoice(tags) {
+  const boxes = tags.map((tag) => h("input", { type: "checkbox", value: tag.id }));
+  const fieldset = h(
+    "fieldset",
+    { class: "choices" },
+    h("legend", {}, "Tags"),
+    tags.length
+      ? tags.map((tag, i) => {
+          const chip = h("span", { class: "chip", "aria-hidden": "true" });
+          chip.style.setProperty("--tag-color", tag.color || "#888");
+          return h("label", { class: "check" }, boxes[i], chip, tag.name);
+        })
+      : h("p", { class: "muted" }, "This workspace has no tags."),
+  );
+  const checked = () => boxes.filter((box) => box.checked).map((box) => box.value);
+  return {
+    fieldset,
+    read: (record) => sortedIds((record.tags || []).map((tag) => tag.id)),
+    value: () => sortedIds(checked()),
+    write: (record) => {
+      const on = new Set((record.tags || []).map((tag) => tag.id));
+      for (const box of boxes) box.checked = on.has(box.value);
+    },
+    send: checked,
+  };
+}
+
+export async function contactPanel(ctx, id, frame) {
+  const { workspace } = ctx;
+  const path = `/api/contact/${encodeURIComponent(id)}`;
+  const state = await readRecord(ctx, path, { shape: "full" });
+
+  const name = input();
+  const lastname = input();
+  const email = input({ type: "email" });
+  const tags = tagChoice(workspace.tags);
+  const agent = select(noneOr(workspace.agents));
+  const stage = select(workspace.contactStages.map((s) => [s.id, s.name]));
+  const solved = h("input", { type: "checkbox" });
+  const editor = new Editor();
+  editor.add("name", name);
+  editor.add("lastname", lastname);
+  editor.add("email", email);
+  editor.add("tags", tags.fieldset, tags);
+  editor.add("assignedAgentId", agent, { send: () => agent.value || null });
+  editor.add("stageId", stage, { instant: true });
+  editor.add("isSolved", solved, {
+    read: (record) => String(Boolean(record.isSolved)),
+    value: () => String(solved.checked),
+    write: (record) => (solved.checked = Boolean(record.isSolved)),
+    send: () => solved.checked,
+  });
+
+  const details = h("div", {});
+  const history = loadingList("ol", "history", "No events.");
+  const showHistory = () => history.show(() => historyItems(ctx, `${path}/history`));
+  const show = (next, how) => {
+    state.record = next.record;
+    state.etag = next.etag;
+    editor[how](next.record);
+    frame.title(fullName(next.record));
+    details.replaceChildren(fieldList(ctx, "contact", next.record));
+  };
+  const reload = async () => {
+    show(await readRecord(ctx, path, { shape: "full" }), "merge");
+    frame.feedback.status("Reloaded: the latest version is shown, with your changes kept.");
+    showHistory();
+  };
+  const act = actions(frame, () => editor.controls(), reload);
+
+  const form = h(
+    "form",
+    { class: "edit", novalidate: true },
+    labelled("Name", name),
+    labelled("Last name", lastname),
+    labelled("Email", email),
+    tags.fieldset,
+    labelled("Agent", agent),
+    labelled("Stage", stage),
+    h("label", { class: "check" }, solved, "Solved"),
+    h("div", { class: "buttons" }, h("button", { type: "submit" }, "Save")),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(async () => {
+      const changes = editor.changes();
+      if (!Object.keys(changes).length) return frame.feedback.status("Nothing to save.");
+      show(await updateRecord(ctx, "contact", state, changes), "load");
+      frame.feedback.status("Saved.");
+      ctx.refresh();
+      showHistory();
+    });
+  });
+  // The keyboard way of a drag: a new stage is saved at once, and the board follows.
+  stage.addEventListener("change", () => {
+    const before = state.record.stageId;
+    act(async () => {
+      try {
+        show(await updateRecord(ctx, "contact", state, { stageId: stage.value }), "merge");
+      } catch (error) {
+        stage.value = before;
+        throw error;
+      }
+      const moved = workspace.contactStages.find((s) => s.id === state.record.stageId);
+      frame.feedback.status(`Moved to ${moved ? moved.name : "another stage"}.`);
+      ctx.refresh();
+      showHistory();
+    });
+  });
+
+  const activities = loadingList("ol", "activities", "No activities yet.");
+  const showActivities = () =>
+    activities.show(async () =>
+      (await every(ctx.session, `${path}/activities`)).map((a) =>
+        h("li", {}, time(a.date), h("p", {}, a.content)),
+      ),
+    );
+  const content = h("textarea", { rows: 3 });
+  const addActivity = h(
+    "form",
+    { class: "add-activity", novalidate: true },
+    labelled("Activity", content),
+    h("div", { class: "buttons" }, h("button", { type: "submit" }, "Add activity")),
+  );
+  const activityAct = actions(frame, () => ({ content }), reload);
+  addActivity.addEventListener("submit", (event) => {
+    event.preventDefault();
+    activityAct(async () => {
+      await ctx.call("POST", `${path}/activities`, { body: { content: content.value } });
+      content.value = "";
+      frame.feedback.status("Activity added.");
+      showActivities();
+      showHistory();
+    });
+  });
+
+  const opportunities = loadingList("ul", "linked", "No opportunities.");
+  const showOpportunities = () =>
+    opportunities.show(async () =>
+      (await every(ctx.session, "/api/opportunity", { contactId: state.record.id })).map((o) => {
+        const open = () => ctx.openPanel("opportunity", o.id)?.addEventListener("close", showOpportunities);
+        return h(
+          "li",
+          {},
+          h("button", { type: "button", class: "link", onclick: open }, o.name),
+          h("span", { class: "code" }, o.opportCode),
+          h("span", { class: "amount" }, formatAmount(o.amount)),
+        );
+      }),
+    );
+
+  show(state, "load");
+  frame.fill(
+    form,
+    section("Activities", activities.element, addActivity),
+    section("Opportunities", opportunities.element),
+    section("History", history.element),
+    section("Every field", details),
+  );
+  showActivities();
+  showOpportunities();
+  showHistory();
+}

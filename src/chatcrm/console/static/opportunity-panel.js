@@ -1,0 +1,180 @@
+// An opportunity's panel: its status with Won / Lost / Reopen, every field, the edit form
+// (Stage saves as it changes), its contact, activities with their category, and history.
+import { h } from "./dom.js";
+import { amountOf, formatAmount, input, labelled, noneOr, select, time } from "./forms.js";
+import {
+  Editor,
+  actions,
+  fieldList,
+  historyItems,
+  loadingList,
+  readRecord,
+  section,
+  updateRecord,
+} from "./panel-parts.js";
+
+const CATEGORIES = ["Calls", "Meeting", "Whatsapp", "Email"];
+const OUTCOMES = { 0: "Open", 1: "Won", 2: "Lost" };
+
+function contactLine(ctx, contactId) {
+  const line = h("p", { class: "contact-line" });
+  if (!contactId) return line;
+  const open = () => ctx.openPanel("contact", contactId);
+  const button = h("button", { type: "button", class: "link", onclick: open }, contactId);
+  line.append("Contact: ", button);
+  ctx.call("GET", `/api/contact/${encodeURIComponent(contactId)}`).then(
+    (data) => {
+      const contact = data.data[0];
+      button.textContent = [contact.name, contact.lastname].filter(Boolean).join(" ") || contactId;
+    },
+    () => {}, // the id stays shown
+  );
+  return line;
+}
+
+export async function opportunityPanel(ctx, id, frame) {
+  const { workspace } = ctx;
+  const path = `/api/opportunity/${encodeURIComponent(id)}`;
+  const state = await readRecord(ctx, path);
+
+  const name = input();
+  const description = h("textarea", { rows: 3 });
+  const amount = input({ inputmode: "decimal" });
+  const agent = select(noneOr(workspace.agents));
+  const stage = select(workspace.opportunityStages.map((s) => [s.id, s.name]));
+  const expiration = input({ type: "date" });
+  const editor = new Editor();
+  editor.add("name", name);
+  editor.add("description", description);
+  editor.add("amount", amount, { send: () => amountOf(amount.value) });
+  editor.add("assignedAgentId", agent, { send: () => agent.value || null });
+  editor.add("stageId", stage, { instant: true });
+  // A date: the day of the stored timestamp (sent as that day, midnight UTC).
+  editor.add("expirationDate", expiration, {
+    read: (record) => (record.expirationDate || "").slice(0, 10),
+    send: () => expiration.value || null,
+  });
+
+  const badge = h("span", { class: "badge" });
+  const won = h("button", { type: "button" }, "Won");
+  const lost = h("button", { type: "button" }, "Lost");
+  const reopen = h("button", { type: "button" }, "Reopen");
+  const contact = h("div", {});
+  const details = h("div", {});
+  const history = loadingList("ol", "history", "No events.");
+  const showHistory = () => history.show(() => historyItems(ctx, `${path}/history`));
+  const show = (next, how) => {
+    const linked = state.record.contactId;
+    state.record = next.record;
+    state.etag = next.etag;
+    editor[how](next.record);
+    frame.title(next.record.name);
+    const status = next.record.winLossStatus;
+    badge.textContent = OUTCOMES[status] ?? String(status);
+    badge.className = `badge outcome-${(OUTCOMES[status] || "other").toLowerCase()}`;
+    won.hidden = lost.hidden = status !== 0;
+    reopen.hidden = status === 0;
+    if (how === "load" || linked !== next.record.contactId) {
+      contact.replaceChildren(contactLine(ctx, next.record.contactId));
+    }
+    details.replaceChildren(fieldList(ctx, "opportunity", next.record));
+  };
+  const reload = async () => {
+    show(await readRecord(ctx, path), "merge");
+    frame.feedback.status("Reloaded: the latest version is shown, with your changes kept.");
+    showHistory();
+  };
+  const act = actions(frame, () => editor.controls(), reload);
+  const save = (changes, how, message) =>
+    act(async () => {
+      show(await updateRecord(ctx, "opportunity", state, changes), how);
+      frame.feedback.status(message);
+      ctx.refresh();
+      showHistory();
+    });
+
+  won.addEventListener("click", () => save({ winLossStatus: 1 }, "merge", "Marked as won."));
+  lost.addEventListener("click", () => save({ winLossStatus: 2 }, "merge", "Marked as lost."));
+  reopen.addEventListener("click", () => save({ winLossStatus: 0 }, "merge", "Reopened."));
+
+  const form = h(
+    "form",
+    { class: "edit", novalidate: true },
+    labelled("Name", name),
+    labelled("Description", description),
+    labelled("Amount", amount),
+    labelled("Agent", agent),
+    labelled("Stage", stage),
+    labelled("Expiration date", expiration),
+    h("div", { class: "buttons" }, h("button", { type: "submit" }, "Save")),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const changes = editor.changes();
+    if (!Object.keys(changes).length) {
+      frame.feedback.clear();
+      frame.feedback.status("Nothing to save.");
+      return;
+    }
+    save(changes, "load", "Saved.");
+  });
+  // The keyboard way of a drag: a new stage is saved at once, and the board follows.
+  stage.addEventListener("change", () => {
+    const before = state.record.stageId;
+    act(async () => {
+      try {
+        show(await updateRecord(ctx, "opportunity", state, { stageId: stage.value }), "merge");
+      } catch (error) {
+        stage.value = before;
+        throw error;
+      }
+      const moved = workspace.opportunityStages.find((s) => s.id === state.record.stageId);
+      frame.feedback.status(`Moved to ${moved ? moved.name : "another stage"}.`);
+      ctx.refresh();
+      showHistory();
+    });
+  });
+
+  const activities = loadingList("ol", "activities", "No activities yet.");
+  const showActivities = () =>
+    activities.show(async () =>
+      (await ctx.call("GET", `${path}/agent/activities`)).data.map((a) =>
+        h("li", {}, time(a.date), " ", h("span", { class: "category" }, a.categoryType), h("p", {}, a.content)),
+      ),
+    );
+  const category = select(CATEGORIES.map((c) => [c, c]));
+  const content = h("textarea", { rows: 3 });
+  const addActivity = h(
+    "form",
+    { class: "add-activity", novalidate: true },
+    labelled("Category", category),
+    labelled("Activity", content),
+    h("div", { class: "buttons" }, h("button", { type: "submit" }, "Add activity")),
+  );
+  const activityAct = actions(frame, () => ({ content, categoryType: category, date: content }), reload);
+  addActivity.addEventListener("submit", (event) => {
+    event.preventDefault();
+    activityAct(async () => {
+      const body = { content: content.value, categoryType: category.value, date: new Date().toISOString() };
+      await ctx.call("POST", `${path}/agent/activities`, { body });
+      content.value = "";
+      frame.feedback.status("Activity added.");
+      showActivities();
+      // An activity is a change of the opportunity (its updatedDate): read its new version.
+      show(await readRecord(ctx, path), "merge");
+      showHistory();
+    });
+  });
+
+  show(state, "load");
+  frame.fill(
+    h("div", { class: "outcome" }, h("p", {}, "Status: ", badge), won, lost, reopen),
+    contact,
+    form,
+    section("Activities", activities.element, addActivity),
+    section("History", history.element),
+    section("Every field", details),
+  );
+  showActivities();
+  showHistory();
+}

@@ -1,0 +1,174 @@
+// What the contact and opportunity panels share: reading and updating a record with its
+// ETag, the edited fields, one action at a time with its errors shown, sections and lists,
+// the history and the list of every field.
+import { h } from "./dom.js";
+import { time, uid } from "./forms.js";
+
+// A record by id (`data.data[0]`) with its ETag, the version an update names in If-Match.
+export async function readRecord(ctx, path, query) {
+  const { data, etag } = await ctx.call("GET", path, { query, withEtag: true });
+  return { record: data.data[0], etag };
+}
+
+const UPDATES = {
+  contact: (ctx, id) => ({ path: "/api/contact", query: { id, workspaceId: ctx.session.workspace }, key: "contact" }),
+  // The key is spelled with one p in the contract (A.1).
+  opportunity: (ctx, id) => ({ path: "/api/opportunity", query: { id }, key: "oportunity" }),
+};
+
+// One update in the newer form (every key a field), against the version read.
+export async function updateRecord(ctx, kind, state, changes) {
+  const { path, query, key } = UPDATES[kind](ctx, state.record.id);
+  const headers = state.etag ? { "If-Match": state.etag } : {};
+  const { data, etag } = await ctx.call("PUT", path, { query, body: changes, headers, withEtag: true });
+  return { record: data[key], etag };
+}
+
+// The edited fields of a record: each knows how the record shows it (`read`, a string to
+// compare), how its control shows it (`value`), how to show a record (`write`) and what to
+// send (`send`). `instant` fields are saved on their own as they change (the Stage select).
+export class Editor {
+  constructor() {
+    this.fields = [];
+    this.baseline = null;
+  }
+
+  add(wire, control, options = {}) {
+    const read = options.read || ((record) => (record[wire] ?? "").toString());
+    this.fields.push({
+      wire,
+      control,
+      read,
+      value: options.value || (() => control.value),
+      write: options.write || ((record) => (control.value = read(record))),
+      send: options.send || (() => control.value),
+      instant: Boolean(options.instant),
+    });
+  }
+
+  // Every control shows the record.
+  load(record) {
+    this.baseline = record;
+    for (const field of this.fields) field.write(record);
+  }
+
+  // A newer version of the record: controls the person has not changed follow it, the
+  // others keep their edit (which Save then sends against the newer version).
+  merge(record) {
+    for (const field of this.fields) {
+      if (field.value() === field.read(this.baseline)) field.write(record);
+    }
+    this.baseline = record;
+  }
+
+  changes() {
+    const out = {};
+    for (const field of this.fields) {
+      if (!field.instant && field.value() !== field.read(this.baseline)) out[field.wire] = field.send();
+    }
+    return out;
+  }
+
+  controls() {
+    return Object.fromEntries(this.fields.map((field) => [field.wire, field.control]));
+  }
+}
+
+// Runs one action of a panel at a time; its error goes to the panel's feedback, with the
+// fields it names marked, and a "Reload" button when the record changed meanwhile (412).
+export function actions(frame, controls, reload) {
+  let busy = false;
+  return async (work) => {
+    if (busy) return;
+    busy = true;
+    frame.feedback.clear();
+    try {
+      await work();
+    } catch (error) {
+      const again =
+        error.status === 412
+          ? h("button", { type: "button", onclick: () => reload().catch((e) => frame.feedback.error(e)) }, "Reload")
+          : null;
+      frame.feedback.error(error, controls(), again);
+    } finally {
+      busy = false;
+    }
+  };
+}
+
+export function section(title, ...children) {
+  const id = uid("section");
+  return h("section", { class: "panel-section", "aria-labelledby": id }, h("h3", { id }, title), ...children);
+}
+
+// A list that shows "Loading…", then what `load` gives, or the error in its place.
+export function loadingList(tag, className, empty) {
+  const list = h(tag, { class: className });
+  const holder = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+  return {
+    element: holder,
+    async show(load) {
+      try {
+        const items = await load();
+        list.replaceChildren(...items);
+        holder.replaceChildren(items.length ? list : h("p", { class: "muted" }, empty));
+      } catch (error) {
+        holder.replaceChildren(h("p", { role: "alert", class: "error" }, error.message));
+      }
+    },
+  };
+}
+
+// A record's history (D.3), oldest first: "type — changed fields — when".
+export async function historyItems(ctx, path) {
+  const events = [];
+  let after = null;
+  for (;;) {
+    const page = await ctx.call("GET", path, { query: { pageSize: 100, after } });
+    events.push(...page.events);
+    if (page.events.length < 100 || page.next === after) break;
+    after = page.next;
+  }
+  return events.map((event) =>
+    h(
+      "li",
+      {},
+      `${event.type} — `,
+      event.changed.length ? `${event.changed.join(", ")} — ` : "",
+      time(event.createdAt),
+    ),
+  );
+}
+
+function stageName(stages, id) {
+  const stage = stages.find((s) => s.id === id);
+  return stage ? `${stage.name} (${id})` : id;
+}
+
+// How a field's value reads in the list of every field.
+function describe(ctx, kind, key, value) {
+  if (value === null || value === undefined || value === "") return "—";
+  if (Array.isArray(value)) {
+    if (!value.length) return "none";
+    if (key === "tags") return value.map((tag) => tag.name).join(", ");
+    if (key === "variables") return value.map((v) => `${v.name} = ${v.value}`).join("; ");
+    if (key === "activities") return value.map((a) => `${a.categoryType}: ${a.content}`).join("; ");
+    return value.map((item) => (typeof item === "object" ? JSON.stringify(item) : String(item))).join(", ");
+  }
+  if (key === "stageId") {
+    const stages = kind === "contact" ? ctx.workspace.contactStages : ctx.workspace.opportunityStages;
+    return stageName(stages, value);
+  }
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+// Every field of the record, by its wire name, in the record's order.
+export function fieldList(ctx, kind, record) {
+  return h(
+    "dl",
+    { class: "fields" },
+    Object.entries(record).flatMap(([key, value]) => [h("dt", {}, key), h("dd", {}, describe(ctx, kind, key, value))]),
+  );
+}

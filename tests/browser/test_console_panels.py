@@ -1,0 +1,211 @@
+"""The console's detail panels (contract H) in chromium, on both backends, as a person uses
+them: a contact's panel opened from its link (`#contacts/<id>`), its fields, an edit saved
+with If-Match, the Stage select that moves the card, a stale edit refused, activities,
+opportunities and history; then an opportunity's panel with Won / Reopen and activities."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from playwright.sync_api import Locator, expect
+
+from chatcrm.provisioning import NewAccount
+from tests.browser import test_console
+from tests.browser.conftest import Visit
+from tests.browser.test_console import _api, _sign_in
+from tests.conftest import new_account
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+server = test_console.server  # the same real `chatcrm serve` on this run's backend
+
+
+def _setup(server: str, account: NewAccount) -> dict[str, Any]:
+    """A workspace with two tags, an agent, Ana Diaz (tagged VIP) and her opportunity."""
+
+    def post(path: str, body: dict[str, Any]) -> Any:
+        return _api(server, account, "POST", path, json=body)
+
+    ws = f"/api/workspace/{account.workspace_id}"
+    made = {
+        "vip": post(f"{ws}/tags", {"name": "VIP", "color": "#d33"}),
+        "hot": post(f"{ws}/tags", {"name": "Hot", "color": "#f80"}),
+        "agent": post(f"{ws}/agents", {"name": "Sam Seller", "email": "sam@example.com"}),
+        "workspace": _api(server, account, "GET", ws),
+    }
+    ana = {"name": "Ana", "lastname": "Diaz", "email": "ana@example.com"}
+    made["ana"] = post("/api/contact", {**ana, "tags": [made["vip"]["id"]]})["contact"]
+    deal = {"name": "Big deal", "amount": 1200, "contactId": made["ana"]["id"]}
+    made["deal"] = post("/api/opportunity", deal)["opportunity"]
+    return made
+
+
+def _open(visit: Visit, account: NewAccount, hash_: str, name: str) -> Locator:
+    """Follow a link to a record's panel, signing in on the way; the panel (named `name`)."""
+    visit.goto(f"/console#{hash_}")
+    _sign_in(visit, account)
+    expect(visit.page.get_by_role("dialog", name=name, exact=True)).to_be_visible()
+    return visit.page.locator("dialog.panel")
+
+
+def test_a_contacts_panel_edits_moves_and_records(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    made = _setup(server, account)
+    ana, deal, workspace = made["ana"], made["deal"], made["workspace"]
+    first, second = workspace["contactStages"][:2]
+    page = visit.page
+    panel = _open(visit, account, f"contacts/{ana['id']}", "Ana Diaz")
+
+    # Every field, by wire name; her opportunity; the history of her creation.
+    fields = panel.locator("dl.fields")
+    expect(fields).to_contain_text("creationDate")
+    expect(fields).to_contain_text("ana@example.com")
+    expect(fields).to_contain_text("VIP")
+    opportunities = panel.get_by_role("region", name="Opportunities")
+    expect(opportunities).to_contain_text("Big deal")
+    expect(opportunities).to_contain_text(deal["opportCode"])
+    history = panel.get_by_role("region", name="History")
+    expect(history).to_contain_text("contact.created")
+
+    # An edit of every editable field but the stage: one save.
+    panel.get_by_label("Name", exact=True).fill("Anna")
+    panel.get_by_label("Last name").fill("Diaz Ruiz")
+    panel.get_by_label("Email").fill("anna@example.com")
+    tags = panel.get_by_role("group", name="Tags")
+    tags.get_by_label("VIP").uncheck()
+    tags.get_by_label("Hot").check()
+    panel.get_by_label("Agent").select_option(label="Sam Seller")
+    panel.get_by_label("Solved").check()
+    panel.get_by_role("button", name="Save").click()
+    expect(panel.get_by_role("status")).to_have_text("Saved.")
+    expect(page.get_by_role("dialog", name="Anna Diaz Ruiz")).to_be_visible()
+    stored = _api(server, account, "GET", f"/api/contact/{ana['id']}")["data"][0]
+    assert (stored["name"], stored["lastname"], stored["email"]) == (
+        "Anna",
+        "Diaz Ruiz",
+        "anna@example.com",
+    )
+    assert [t["name"] for t in stored["tags"]] == ["Hot"]
+    assert stored["assignedAgentId"] == made["agent"]["id"]
+    assert stored["isSolved"] is True
+    expect(history).to_contain_text(re.compile(r"contact\.updated — .*name, lastname, email —"))
+
+    # The Stage select saves at once, and the board moves the card.
+    panel.get_by_label("Stage").select_option(label=second["name"])
+    expect(panel.get_by_role("status")).to_have_text(f"Moved to {second['name']}.")
+    stored = _api(server, account, "GET", f"/api/contact/{ana['id']}")["data"][0]
+    assert stored["stageId"] == second["id"]
+    column = page.get_by_role("region", name=second["name"], exact=True)
+    expect(column.get_by_role("article", name=re.compile(r"^Anna Diaz Ruiz"))).to_have_count(1)
+    expect(
+        page.get_by_role("region", name=first["name"], exact=True).get_by_role("article")
+    ).to_have_count(0)
+
+    # Changed elsewhere meanwhile: the save is refused with the API's message; after a
+    # reload the other change shows and this one is kept, then saved.
+    _api(
+        server, account, "PUT", "/api/contact",
+        params={"id": ana["id"], "workspaceId": account.workspace_id}, json={"name": "Ann"},
+    )  # fmt: skip
+    panel.get_by_label("Last name").fill("Ruiz")
+    panel.get_by_role("button", name="Save").click()
+    alert = panel.get_by_role("alert")
+    expect(alert).to_contain_text("The record has changed")
+    visit.failed.clear()  # the 412 was the point
+    alert.get_by_role("button", name="Reload").click()
+    expect(panel.get_by_label("Name", exact=True)).to_have_value("Ann")
+    expect(panel.get_by_label("Last name")).to_have_value("Ruiz")
+    panel.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("dialog", name="Ann Ruiz")).to_be_visible()
+    stored = _api(server, account, "GET", f"/api/contact/{ana['id']}")["data"][0]
+    assert (stored["name"], stored["lastname"]) == ("Ann", "Ruiz")
+
+    # An activity, listed; the history has every change.
+    panel.get_by_label("Activity").fill("Called her about the demo")
+    panel.get_by_role("button", name="Add activity").click()
+    activities = panel.get_by_role("region", name="Activities")
+    expect(activities.get_by_role("listitem")).to_have_text(
+        [re.compile("Called her about the demo")]
+    )
+    listed = _api(server, account, "GET", f"/api/contact/{ana['id']}/activities")["data"]
+    assert [a["content"] for a in listed] == ["Called her about the demo"]
+    expect(history.get_by_role("listitem")).to_have_count(6)
+    expect(history.get_by_role("listitem").last).to_contain_text("contact.activity.created")
+    expect(history).to_contain_text(re.compile(r"contact\.updated — .*stageId —"))
+
+    # Escape closes it, and the link goes back to the board.
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(page).to_have_url(re.compile(r"/console#contacts$"))
+    assert visit.settle() == []
+
+
+def test_an_opportunitys_panel_wins_reopens_and_records(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    made = _setup(server, account)
+    deal = made["deal"]
+    stages = made["workspace"]["opportunityStages"]
+    page = visit.page
+    panel = _open(visit, account, f"opportunities/{deal['id']}", "Big deal")
+    expect(panel.locator(".badge")).to_have_text("Open")
+    expect(panel.locator("dl.fields")).to_contain_text(deal["opportCode"])
+
+    # Amount (a JSON number) and stage.
+    panel.get_by_label("Amount").fill("2500.75")
+    panel.get_by_label("Description").fill("Two seats")
+    panel.get_by_role("button", name="Save").click()
+    expect(panel.get_by_role("status")).to_have_text("Saved.")
+    panel.get_by_label("Stage").select_option(label=stages[1]["name"])
+    expect(panel.get_by_role("status")).to_have_text(f"Moved to {stages[1]['name']}.")
+    stored = _api(server, account, "GET", f"/api/opportunity/{deal['id']}")["data"][0]
+    assert (stored["amount"], stored["description"]) == (2500.75, "Two seats")
+    assert stored["stageId"] == stages[1]["id"]
+
+    # Won, then reopened: the badge and the buttons follow.
+    panel.get_by_role("button", name="Won").click()
+    expect(panel.locator(".badge")).to_have_text("Won")
+    expect(panel.get_by_role("button", name="Lost")).to_be_hidden()
+    stored = _api(server, account, "GET", f"/api/opportunity/{deal['id']}")["data"][0]
+    assert (stored["winLossStatus"], stored["opportStatus"]) == (1, 2)
+    panel.get_by_role("button", name="Reopen").click()
+    expect(panel.locator(".badge")).to_have_text("Open")
+    expect(panel.get_by_role("button", name="Reopen")).to_be_hidden()
+    stored = _api(server, account, "GET", f"/api/opportunity/{deal['id']}")["data"][0]
+    assert stored["winLossStatus"] == 0
+
+    # An activity with its category; then a save still holds (the activity's new version
+    # was read).
+    panel.get_by_label("Category").select_option("Meeting")
+    panel.get_by_label("Activity").fill("Demo booked")
+    panel.get_by_role("button", name="Add activity").click()
+    activities = panel.get_by_role("region", name="Activities")
+    expect(activities.get_by_role("listitem")).to_have_text([re.compile("Meeting.*Demo booked")])
+    listed = _api(server, account, "GET", f"/api/opportunity/{deal['id']}/agent/activities")
+    assert [(a["categoryType"], a["content"]) for a in listed["data"]] == [
+        ("Meeting", "Demo booked")
+    ]
+    history = panel.get_by_role("region", name="History")
+    expect(history.get_by_role("listitem").last).to_contain_text("opportunity.activity.created")
+    panel.get_by_label("Name", exact=True).fill("Bigger deal")
+    panel.get_by_role("button", name="Save").click()
+    expect(panel.get_by_role("status")).to_have_text("Saved.")
+    expect(page.get_by_role("dialog", name="Bigger deal")).to_be_visible()
+    expect(history).to_contain_text(re.compile(r"opportunity\.updated — .*amount"))
+    expect(history).to_contain_text(re.compile(r"opportunity\.updated — .*winLossStatus"))
+
+    # Its contact opens over it; closing each leaves the board.
+    panel.get_by_role("button", name="Ana Diaz").click()
+    contact = page.get_by_role("dialog", name="Ana Diaz")
+    expect(contact.locator("dl.fields")).to_contain_text("ana@example.com")
+    contact.get_by_role("button", name="Close").click()
+    expect(contact).to_have_count(0)
+    page.get_by_role("dialog", name="Bigger deal").get_by_role("button", name="Close").click()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(page).to_have_url(re.compile(r"/console#opportunities$"))
+    assert visit.settle() == []
