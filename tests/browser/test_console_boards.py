@@ -111,14 +111,18 @@ def test_both_boards_with_their_cards_counts_totals_and_search(
     page.get_by_label("Search").fill("")
     expect(_column(page, second["name"]).get_by_role("article")).to_have_count(2)
 
-    # At phone width the columns stack; a card is still there to tap.
+    # At phone width the columns stack, nothing wider than the screen; a card is there to tap.
     page.set_viewport_size({"width": 390, "height": 844})
     card = _column(page, first["name"]).get_by_role("article", name=re.compile(r"^Ana Diaz"))
     expect(card).to_be_in_viewport()
-    card.click()  # Playwright checks that the card itself receives the click
-    box = _column(page, second["name"]).bounding_box()
-    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    top, below = (_column(page, s["name"]).bounding_box() for s in (first, second))
+    assert top is not None and below is not None and below["y"] > top["y"] + top["height"]
+    for box in (top, below, card.bounding_box()):
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    board = page.get_by_role("region", name="Contacts board")
+    assert board.evaluate("e => e.scrollWidth <= e.clientWidth")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    card.click()  # Playwright checks that the card itself receives the click
     assert visit.settle() == []
 
 

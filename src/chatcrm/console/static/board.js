@@ -21,15 +21,21 @@ const KINDS = {
 const searches = { contact: "", opportunity: "" };
 // The board on screen, so that its successor can unsubscribe it from the events feed.
 let active = null;
-// Contact names shown on opportunity cards: contact id → Promise of the name.
+// Contact names shown on opportunity cards ("<workspace>/<contact id>" → Promise of the
+// name), and those already known, for a card drawn again to show at once.
 const contactNames = new Map();
+const knownNames = new Map();
 
 function contactName(ctx, id) {
   const key = `${ctx.session.workspace}/${id}`;
   if (!contactNames.has(key)) {
     const found = ctx
       .call("GET", `/api/contact/${encodeURIComponent(id)}`)
-      .then((data) => fullName(data.data[0]))
+      .then((data) => {
+        const name = fullName(data.data[0]);
+        knownNames.set(key, name);
+        return name;
+      })
       .catch(() => {
         contactNames.delete(key);
         return null;
@@ -37,6 +43,11 @@ function contactName(ctx, id) {
     contactNames.set(key, found);
   }
   return contactNames.get(key);
+}
+
+function forgetName(ctx, id) {
+  contactNames.delete(`${ctx.session.workspace}/${id}`);
+  knownNames.delete(`${ctx.session.workspace}/${id}`);
 }
 
 class Board {
@@ -153,7 +164,9 @@ class Board {
       this.cards.set(record.id, entry);
       column.list.append(entry.element);
       const contact = entry.element.querySelector(".contact");
-      if (contact && this.names) this.names.observe(contact);
+      const known = contact && knownNames.get(`${this.ctx.session.workspace}/${contact.dataset.contact}`);
+      if (known) contact.textContent = known;
+      else if (contact && this.names) this.names.observe(contact);
     }
     column.more.hidden = !column.next;
   }
@@ -244,7 +257,7 @@ class Board {
   renamed(events) {
     for (const event of events) {
       if (!event.type.startsWith("contact.") || event.type.startsWith("contact.activity.")) continue;
-      contactNames.delete(`${this.ctx.session.workspace}/${event.recordId}`);
+      forgetName(this.ctx, event.recordId);
       for (const element of this.region.querySelectorAll(".contact")) {
         if (element.dataset.contact === event.recordId) this.names.observe(element);
       }
