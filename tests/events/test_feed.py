@@ -39,6 +39,31 @@ def test_empty_feed_and_next(api: Api) -> None:
     }
 
 
+def test_after_end_starts_from_the_feeds_current_end(api: Api) -> None:
+    """`after=end` (docs/api.md 2.23): nothing of the past, `next` naming the last event, and
+    from it every later event; an empty workspace's end is null; a history has no end."""
+    assert feed(api, after="end") == {"workspaceId": api.ws, "events": [], "next": None}
+    contacts = [api.create_contact() for _ in range(3)]
+    last = all_events(api)[-1]["id"]
+    for types in ({}, {"types": "opportunity.*"}):
+        assert feed(api, after="end", **types) == {
+            "workspaceId": api.ws,
+            "events": [],
+            "next": last,
+        }
+    api.set_contact(contacts[0]["id"], isRead=True)
+    page = feed(api, after=last)
+    assert [(e["type"], e["recordId"]) for e in page["events"]] == [
+        ("contact.updated", contacts[0]["id"])
+    ]
+    body = error(
+        api.get(f"/api/contact/{contacts[0]['id']}/history", params={"after": "end"}),
+        400,
+        "INVALID_CURSOR",
+    )
+    assert error_fields(body) == ["after"]
+
+
 def test_paging_sees_every_event_once_in_order(api: Api) -> None:
     contacts = [api.create_contact() for _ in range(7)]
     for c in contacts[:3]:

@@ -73,6 +73,23 @@ _CURSOR = select(events.c.position, events.c.record_id).where(
 )
 
 
+# `after=end`: the feed's current end, so a client that only wants what happens from now
+# on does not page through every retained event first (the console's live updates).
+END = "end"
+_LAST = (
+    select(events.c.id)
+    .where(events.c.workspace_id == bindparam("_ws"), events.c.position > 0)
+    .order_by(events.c.position.desc())
+    .limit(1)
+)
+
+
+async def last_event(conn: Connection, workspace_id: str) -> str | None:
+    """The id of the workspace's last published event (None: it has none)."""
+    found: str | None = await conn.fetchval(_LAST, {"_ws": workspace_id})
+    return found
+
+
 async def cursor_position(
     conn: Connection, workspace_id: str, after: str | None, *, record_id: str | None = None
 ) -> int:

@@ -48,6 +48,8 @@ async def read(
     """A page of the feed (or of one record's history), waiting up to `wait` seconds for
     an event when there is none yet."""
     await _caught_up(conn, runtime, workspace_id)
+    if after == feed.END and history_of is None:
+        after = await feed.last_event(conn, workspace_id)
     position = await feed.cursor_position(conn, workspace_id, after, record_id=history_of)
     deadline = asyncio.get_running_loop().time() + wait
     while True:

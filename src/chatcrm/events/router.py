@@ -71,7 +71,7 @@ AFTER = Param(
     "after",
     "query",
     "An event id (the `next` of the previous answer); omit to start from the oldest "
-    "retained event.",
+    "retained event. The feed (not a history) also takes `end`: from its current end.",
 )
 TYPES = Param(
     "types",

@@ -7,19 +7,15 @@ const TYPES = "contact.*,opportunity.*";
 const WAIT = 25; // seconds the server holds a poll when nothing is new
 const BACK_OFF = 2000; // ms to wait after an error before polling again
 
-// The feed's current end: the `after` from which only new events follow. Null when the
-// workspace has none yet — then a poll without `after` (from the oldest retained event)
-// answers only events that are new.
+// The feed's current end (`after=end`, docs/api.md 2.23): the `after` from which only new
+// events follow. Null when the workspace has none yet — then a poll without `after` (from
+// the oldest retained event) answers only events that are new.
 async function end(session, signal) {
-  let after = null;
-  for (;;) {
-    const page = await call(session, "GET", "/api/events", {
-      query: { types: TYPES, pageSize: 100, after },
-      signal,
-    });
-    if (!page.events.length) return page.next ?? after;
-    after = page.next;
-  }
+  const page = await call(session, "GET", "/api/events", {
+    query: { types: TYPES, pageSize: 1, after: "end" },
+    signal,
+  });
+  return page.next;
 }
 
 function pause(ms, signal) {
