@@ -11,7 +11,7 @@ are listed in ALLOWED with the reason; docs/scaling.md names them too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from unittest.mock import patch
@@ -133,7 +133,7 @@ class Recorded:
     settings: Settings
 
 
-async def _background(url: str, receiver: Receiver) -> None:
+async def _background(url: str) -> None:
     """What runs beside the requests: publishing, one dispatcher round, the purges."""
     db = Database(Settings(database_url=url))
     try:
@@ -147,9 +147,9 @@ async def _background(url: str, receiver: Receiver) -> None:
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def recorded(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Recorded]:
+def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """The statements sent while the workload ran on a database of its own (the
+    dispatcher claims every workspace's deliveries: none of the other tests' here)."""
     recorder = Recorder()
     receiver = Receiver()
     receiver.script("/gone", then=Reply(status=410))
@@ -169,12 +169,11 @@ def recorded(
                 webhook_allow_private=True,
             )
             with TestClient(create_app(settings), raise_server_exceptions=False) as http:
-                api = Api(http, account)
-                work = tenant_workload.run(api, receiver_url=receiver.url)
-            run_sync(lambda: _background(url, receiver))
-            yield Recorded(backend, dict(recorder.sent), work.routes, settings)
+                work = tenant_workload.run(Api(http, account), receiver_url=receiver.url)
+            run_sync(lambda: _background(url))
     finally:
         receiver.close()
+    return Recorded(backend, dict(recorder.sent), work.routes, settings)
 
 
 def _problems(sent: dict[str, Sent], backend: str) -> dict[str, list[str]]:
