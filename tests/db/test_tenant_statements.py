@@ -22,7 +22,7 @@ from sqlalchemy import and_, bindparam, select, update
 from sqlalchemy.sql import ClauseElement
 
 import chatcrm.contacts.table
-import chatcrm.opportunities.table
+import chatcrm.opportunities.table  # its table in `metadata`
 from chatcrm.api import idempotency
 from chatcrm.app import create_app
 from chatcrm.config import Settings
@@ -51,7 +51,6 @@ NOT_TENANT = {
     "workspaces",
     "event_positions",
 }
-assert chatcrm.contacts.table and chatcrm.opportunities.table  # their tables in `metadata`
 
 
 @dataclass(frozen=True)
