@@ -116,7 +116,7 @@ def bench_backend(backend: str, args: argparse.Namespace) -> dict[str, Any]:
             browser = playwright.chromium.launch(
                 executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
             )
-            # The probes are evaluated by Playwright, which the page's policy (no eval) would refuse.
+            # Playwright evaluates the probes, which the page's policy (no eval) would refuse.
             context = browser.new_context(viewport={"width": 1280, "height": 800}, bypass_csp=True)
             context.add_init_script(_PROBES)
             page = context.new_page()

@@ -13,17 +13,23 @@ import os
 import random
 import sys
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 from playwright.sync_api import sync_playwright
+from sqlalchemy import bindparam, select, update
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.run import BIN, free_port, start, stop, wait_ready
 
 from chatcrm.config import Settings
+from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Database
+from chatcrm.db.engine import standalone_engine
+from chatcrm.db.migrate import upgrade
+from chatcrm.opportunities.kind import OPPORTUNITY
 from chatcrm.provisioning import NewAccount, init_account
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,6 +87,10 @@ DEALS = [
 
 
 async def _account(url: str) -> NewAccount:
+    """A demo account in a new, migrated database."""
+    engine = standalone_engine(url, Settings(database_url=url))
+    await upgrade(engine)
+    await engine.dispose()
     db = Database(Settings(database_url=url))
     try:
         async with db.transaction() as conn:
@@ -138,12 +148,35 @@ def seed(base: str, account: NewAccount) -> None:
                 "assignedAgentId": agents[i % 2],
             }
             deal = call("POST", "/api/opportunity", json=body)["opportunity"]
-            if i % 4 == 1:
+            if i % 2 == 1:
                 call(
                     "PUT",
                     f"/api/opportunity?id={deal['id']}&workspaceId={ws}",
-                    json={"winLossStatus": 1 if i % 8 == 1 else 2},
+                    json={"winLossStatus": 1 if i % 3 else 2},
                 )
+
+
+async def spread_outcomes(url: str) -> None:
+    """Deals won and lost over the last six months (the API dates them now), so the
+    pipeline's months read like a team's half year."""
+    table = OPPORTUNITY.table
+    db = Database(Settings(database_url=url))
+    try:
+        async with db.transaction() as conn:
+            closed = await conn.fetch(
+                select(table.c.id).where(table.c.win_loss_date.is_not(None)).order_by(table.c.code)
+            )
+            moved = (
+                update(table)
+                .where(table.c.id == bindparam("_id"))
+                .values(win_loss_date=bindparam("_when"))
+            )
+            now = utcnow()
+            for i, row in enumerate(closed):
+                when = now - timedelta(days=30 * (i % 6))
+                await conn.execute(moved, {"_id": row["id"], "_when": when})
+    finally:
+        await db.dispose()
 
 
 def photograph(base: str, account: NewAccount, out: Path) -> list[Path]:
@@ -190,6 +223,7 @@ def main() -> None:
         try:
             wait_ready(f"{base}/ready")
             seed(base, account)
+            asyncio.run(spread_outcomes(url))
             for path in photograph(base, account, args.out):
                 print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
         finally:

@@ -81,6 +81,19 @@ def test_opportunity_columns_total_their_amounts(api: Api) -> None:
     assert columns[0]["stageId"] == first
 
 
+def test_opportunity_cards_name_their_contacts(api: Api) -> None:
+    ana = _contact(api, "Ana", lastname="Diaz")
+    bea = _contact(api, "Bea")
+    api.create_opportunity(name="A", amount=1, contactId=ana["id"])
+    api.create_opportunity(name="B", amount=1, contactId=bea["id"])
+    api.create_opportunity(name="C", amount=1)
+    cards = _board(api, "opportunity")["columns"][0]["cards"]
+    assert [list(card) for card in cards] == [["etag", "record", "contactName"]] * 3
+    assert [card["contactName"] for card in cards] == ["Ana Diaz", "Bea", None]
+    contacts = _board(api)["columns"][0]["cards"]
+    assert "contactName" not in contacts[0]
+
+
 def test_bad_board_queries(api: Api) -> None:
     body = error(api.get("/api/contact/board", params={"after": "1:x"}), 400, "BAD_REQUEST")
     assert error_fields(body) == ["after"]

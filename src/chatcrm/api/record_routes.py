@@ -6,6 +6,7 @@ Each endpoint reads its request in the contract's order (docs/api.md 1.9).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ from chatcrm.api.routing import Param, Routes
 from chatcrm.core import messages as m
 from chatcrm.core.errors import BadRequest
 from chatcrm.core.ids import is_id
+from chatcrm.db.database import Connection
 from chatcrm.events import reading
 from chatcrm.events.router import AFTER, events_page
 from chatcrm.records import activities as activity_log
@@ -39,6 +41,8 @@ from chatcrm.records.kind import RecordKind
 from chatcrm.records.listing import Filter
 from chatcrm.records.schemas import WORKSPACE_ID, create_body_schema, update_body_schema
 from chatcrm.records.types import Schema
+
+ContactNames = Callable[[Connection, str, list[str]], Awaitable[dict[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ class RecordApi:
     update_workspace_query_required: bool = False
     update_description: str = ""
     board_total: str | None = None  # the money column a board column totals (opportunities)
+    # Names of the contacts a board's cards link to (opportunities): (conn, workspace, ids).
+    board_contact_names: ContactNames | None = None
 
 
 def _with_id(id_key: str, key: str, schema: Schema) -> Schema:
@@ -70,16 +76,28 @@ def _with_id(id_key: str, key: str, schema: Schema) -> Schema:
     }
 
 
-def _board_column(column: board.Column, with_total: bool) -> dict[str, Any]:
+def _board_column(
+    column: board.Column, with_total: bool, names: dict[str, str] | None
+) -> dict[str, Any]:
     out: dict[str, Any] = {"stageId": column.stage_id, "name": column.name, "count": column.count}
     if with_total:
         out["totalAmount"] = column.total
-    out["cards"] = [{"etag": etag(v.version), "record": v.record} for v in column.cards]
+    if names is None:
+        out["cards"] = [{"etag": etag(v.version), "record": v.record} for v in column.cards]
+    else:
+        out["cards"] = [
+            {
+                "etag": etag(v.version),
+                "record": v.record,
+                "contactName": names.get(v.record["contactId"]),
+            }
+            for v in column.cards
+        ]
     out["next"] = column.next
     return out
 
 
-def _board_schema(record: Schema, with_total: bool) -> Schema:
+def _board_schema(record: Schema, with_total: bool, with_names: bool) -> Schema:
     properties: dict[str, Schema] = {
         "stageId": {"type": "string"},
         "name": {"type": "string"},
@@ -91,8 +109,12 @@ def _board_schema(record: Schema, with_total: bool) -> Schema:
         "type": "array",
         "items": {
             "type": "object",
-            "properties": {"etag": {"type": "string"}, "record": record},
-            "required": ["etag", "record"],
+            "properties": {
+                "etag": {"type": "string"},
+                "record": record,
+                **({"contactName": {"type": ["string", "null"]}} if with_names else {}),
+            },
+            "required": ["etag", "record", *(["contactName"] if with_names else [])],
             "additionalProperties": False,
         },
     }
@@ -221,8 +243,13 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
             size=size,
             total=api.board_total,
         )
+        names = None
+        if api.board_contact_names is not None:
+            linked = {v.record["contactId"] for c in columns for v in c.cards}
+            linked.discard("")
+            names = await api.board_contact_names(call.conn, workspace_id, sorted(linked))
         return ok(m.LIST_OBTAINED, {"workspaceId": workspace_id, "columns": [
-            _board_column(column, api.board_total is not None) for column in columns
+            _board_column(column, api.board_total is not None, names) for column in columns
         ]})  # fmt: skip
 
     # The board's columns are its stages: its stageId picks one column, not a filter.
@@ -261,7 +288,9 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         operation_id=f"{kind.name}Board",
         summary=f"The {kind.name}s board: a column per stage with its count and first cards",
         message=m.LIST_OBTAINED,
-        answer=_board_schema(api.written_schema, api.board_total is not None),
+        answer=_board_schema(
+            api.written_schema, api.board_total is not None, api.board_contact_names is not None
+        ),
         params=board_params,
         errors=(400, 422),
     )

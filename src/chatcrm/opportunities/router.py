@@ -21,6 +21,7 @@ from chatcrm.api.record_routes import (
 from chatcrm.api.routing import Routes
 from chatcrm.core import messages as m
 from chatcrm.opportunities.activities import FIELDS as ACTIVITY_FIELDS
+from chatcrm.opportunities.contact_names import contact_names
 from chatcrm.opportunities.fields import FIELDS
 from chatcrm.opportunities.kind import OPPORTUNITY, OPPORTUNITY_ACTIVITIES
 from chatcrm.opportunities.listing import FILTERS
@@ -115,6 +116,7 @@ add_record_operations(
         update_errors=(),
         update_description="The record is under `oportunity` (one p), as the original service.",
         board_total="amount",
+        board_contact_names=contact_names,
     ),
 )
 

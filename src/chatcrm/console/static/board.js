@@ -4,7 +4,7 @@
 // box; cards dragged between and within columns are saved with If-Match; the events feed
 // (live.js) brings changes made elsewhere.
 import { ApiError } from "./api.js";
-import { card, fullName, money } from "./cards.js";
+import { card, money } from "./cards.js";
 import { h } from "./dom.js";
 import { placement } from "./moves.js";
 
@@ -21,35 +21,6 @@ const KINDS = {
 const searches = { contact: "", opportunity: "" };
 // The board on screen, so that its successor can unsubscribe it from the events feed.
 let active = null;
-// Contact names shown on opportunity cards ("<workspace>/<contact id>" → Promise of the
-// name), and those already known, for a card drawn again to show at once.
-const contactNames = new Map();
-const knownNames = new Map();
-
-function contactName(ctx, id) {
-  const key = `${ctx.session.workspace}/${id}`;
-  if (!contactNames.has(key)) {
-    const found = ctx
-      .call("GET", `/api/contact/${encodeURIComponent(id)}`)
-      .then((data) => {
-        const name = fullName(data.data[0]);
-        knownNames.set(key, name);
-        return name;
-      })
-      .catch(() => {
-        contactNames.delete(key);
-        return null;
-      });
-    contactNames.set(key, found);
-  }
-  return contactNames.get(key);
-}
-
-function forgetName(ctx, id) {
-  contactNames.delete(`${ctx.session.workspace}/${id}`);
-  knownNames.delete(`${ctx.session.workspace}/${id}`);
-}
-
 class Board {
   constructor(ctx, kind) {
     this.ctx = ctx;
@@ -79,7 +50,6 @@ class Board {
       this.region,
     );
     this.search.addEventListener("input", () => this.typed());
-    this.names = kind === "opportunity" ? new IntersectionObserver((seen) => this.showNames(seen)) : null;
     this.listener = (events) => this.heard(events);
   }
 
@@ -119,7 +89,6 @@ class Board {
   }
 
   render(data) {
-    if (this.names) this.names.disconnect();
     this.cards.clear();
     this.columns.clear();
     this.region.replaceChildren(...data.columns.map((column) => this.column(column)));
@@ -156,17 +125,14 @@ class Board {
   }
 
   addCards(column, cards) {
-    for (const { etag, record } of cards) {
+    for (const { etag, record, contactName } of cards) {
       const entry = { record, etag, element: null };
-      entry.element = card(this.kind, record, () => this.ctx.openPanel(this.kind, record.id));
+      const open = () => this.ctx.openPanel(this.kind, record.id);
+      entry.element = card(this.kind, record, open, contactName);
       entry.element.addEventListener("dragstart", (event) => this.started(event, entry));
       entry.element.addEventListener("dragend", () => this.ended());
       this.cards.set(record.id, entry);
       column.list.append(entry.element);
-      const contact = entry.element.querySelector(".contact");
-      const known = contact && knownNames.get(`${this.ctx.session.workspace}/${contact.dataset.contact}`);
-      if (known) contact.textContent = known;
-      else if (contact && this.names) this.names.observe(contact);
     }
     column.more.hidden = !column.next;
   }
@@ -193,17 +159,6 @@ class Board {
       return false;
     } finally {
       column.more.disabled = false;
-    }
-  }
-
-  showNames(seen) {
-    for (const entry of seen) {
-      if (!entry.isIntersecting) continue;
-      const element = entry.target;
-      this.names.unobserve(element);
-      contactName(this.ctx, element.dataset.contact).then((name) => {
-        if (name) element.textContent = name;
-      });
     }
   }
 
@@ -235,7 +190,6 @@ class Board {
   // does not show at that version or a later one (a change made here is already shown).
   heard(events) {
     if (!this.region.isConnected) return;
-    if (this.kind === "opportunity") this.renamed(events);
     if (this.saving || this.dragged) {
       // After the drop is saved: the board it answers may not know of the move yet.
       this.waiting = [...(this.waiting || []), ...events];
@@ -243,6 +197,7 @@ class Board {
     }
     const family = `${this.kind}.`;
     const news = events.some((event) => {
+      if (this.kind === "opportunity" && this.namesContact(event)) return true;
       if (!event.type.startsWith(family)) return false;
       const shown = this.cards.get(event.recordId);
       // An ETag names the record's version ("4"), as the event's recordVersion does.
@@ -253,15 +208,11 @@ class Board {
     this.pending = setTimeout(() => this.reload(), LIVE_DELAY);
   }
 
-  // A contact renamed or deleted elsewhere: the opportunity cards naming it look it up again.
-  renamed(events) {
-    for (const event of events) {
-      if (!event.type.startsWith("contact.") || event.type.startsWith("contact.activity.")) continue;
-      forgetName(this.ctx, event.recordId);
-      for (const element of this.region.querySelectorAll(".contact")) {
-        if (element.dataset.contact === event.recordId) this.names.observe(element);
-      }
-    }
+  // A contact renamed, deleted or merged elsewhere that an opportunity card names.
+  namesContact(event) {
+    if (!event.type.startsWith("contact.") || event.type.startsWith("contact.activity.")) return false;
+    for (const entry of this.cards.values()) if (entry.record.contactId === event.recordId) return true;
+    return false;
   }
 
   // Drag and drop: HTML5 drag events; a marker shows where the card would land.

@@ -43,19 +43,19 @@ function contactBody(contact) {
 
 const OUTCOMES = { 1: ["won", "Won"], 2: ["lost", "Lost"] };
 
-function opportunityBody(opportunity) {
+function opportunityBody(opportunity, contactName) {
   const outcome = OUTCOMES[opportunity.winLossStatus];
   return [
     h("p", { class: "code" }, opportunity.opportCode),
     h("p", { class: "amount", "aria-label": `Amount ${money(opportunity.amount)}` }, money(opportunity.amount)),
-    // Filled with the contact's name once the card is in view (board.js).
-    opportunity.contactId ? h("p", { class: "contact", "data-contact": opportunity.contactId }, "Contact") : null,
+    // The board names the contact (`contactName`); null when it is not linked.
+    contactName ? h("p", { class: "contact", "data-contact": opportunity.contactId }, contactName) : null,
     outcome ? h("p", { class: `badge ${outcome[0]}` }, outcome[1]) : null,
   ];
 }
 
-// `open` is called on click, Enter or Space.
-export function card(kind, record, open) {
+// `open` is called on click, Enter or Space; `contactName` is an opportunity's contact.
+export function card(kind, record, open, contactName = null) {
   const id = `card-${record.id}`;
   const title = kind === "contact" ? fullName(record) : record.name;
   const element = h(
@@ -74,7 +74,7 @@ export function card(kind, record, open) {
       },
     },
     h("h3", { id }, title),
-    kind === "contact" ? contactBody(record) : opportunityBody(record),
+    kind === "contact" ? contactBody(record) : opportunityBody(record, contactName),
   );
   return element;
 }

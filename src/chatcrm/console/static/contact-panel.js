@@ -1,6 +1,7 @@
 // A contact's panel: every field, the edit form (Stage saves as it changes: the keyboard way
 // of a drag), activities with "Add activity", its opportunities and its history.
 import { every } from "./api.js";
+import { fullName } from "./cards.js";
 import { h } from "./dom.js";
 import { formatAmount, input, labelled, noneOr, select, time } from "./forms.js";
 import {
@@ -13,10 +14,6 @@ import {
   section,
   updateRecord,
 } from "./panel-parts.js";
-
-function fullName(contact) {
-  return [contact.name, contact.lastname].filter(Boolean).join(" ");
-}
 
 const sortedIds = (ids) => [...ids].sort().join(",");
 

@@ -1,10 +1,10 @@
 // The pipeline view (contract H): per opportunity stage the count and total amount, and won
 // vs lost totals by month, drawn as SVG from GET /api/opportunity/pipeline. Each chart is a
 // <figure> named by its caption; the SVG carries its own text, so it reads without colour.
+import { money } from "./cards.js";
 import { h } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-const money = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
 
 function s(tag, attributes = {}, ...children) {
   const element = document.createElementNS(SVG, tag);
@@ -21,7 +21,8 @@ function chart(title, width, height, ...content) {
     h("figcaption", { id }, title),
     s(
       "svg",
-      { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": title, class: "chart-svg" },
+      // Its natural size (width), shrunk to fit a narrow screen (CSS max-width).
+      { viewBox: `0 0 ${width} ${height}`, width, role: "img", "aria-label": title, class: "chart-svg" },
       s("title", {}, title),
       ...content,
     ),
@@ -42,11 +43,11 @@ function stagesChart(stages) {
     const y = 5 + index * rowHeight;
     const value = byCount ? stage.count : Number(stage.totalAmount);
     const length = Math.max(2, (value / most) * barWidth);
-    const label = `${stage.count} · ${money.format(Number(stage.totalAmount))}`;
+    const label = `${stage.count} · ${money(stage.totalAmount)}`;
     return s(
       "g",
       { class: "stage-row" },
-      s("title", {}, `${stage.name}: ${stage.count} opportunities, total ${money.format(Number(stage.totalAmount))}`),
+      s("title", {}, `${stage.name}: ${stage.count} opportunities, total ${money(stage.totalAmount)}`),
       s("text", { x: labelWidth - 8, y: y + 19, "text-anchor": "end", class: "label" }, stage.name),
       s("rect", { x: labelWidth, y: y + 4, width: length, height: rowHeight - 12, rx: 3, class: "bar-stage" }),
       s("text", { x: labelWidth + length + 6, y: y + 19, class: "value" }, label),
@@ -62,7 +63,7 @@ function monthsChart(months) {
   const group = 64;
   const bar = 24;
   const left = 50;
-  const width = left + Math.max(1, months.length) * group + 20;
+  const width = Math.max(560, left + months.length * group + 20);
   const most = Math.max(1, ...months.flatMap((m) => [Number(m.won.totalAmount), Number(m.lost.totalAmount)]));
   const scale = (value) => (Number(value) / most) * (base - 30);
   const content = [
@@ -80,7 +81,7 @@ function monthsChart(months) {
         s(
           "rect",
           { x: x + offset, y: base - tall, width: bar, height: tall, class: `bar-${name}` },
-          s("title", {}, `${month.month} ${name}: ${outcome.count}, total ${money.format(Number(outcome.totalAmount))}`),
+          s("title", {}, `${month.month} ${name}: ${outcome.count}, total ${money(outcome.totalAmount)}`),
         ),
       );
     }
@@ -107,9 +108,9 @@ function monthsTable(months) {
           {},
           h("th", { scope: "row" }, m.month),
           h("td", {}, String(m.won.count)),
-          h("td", {}, money.format(Number(m.won.totalAmount))),
+          h("td", {}, money(m.won.totalAmount)),
           h("td", {}, String(m.lost.count)),
-          h("td", {}, money.format(Number(m.lost.totalAmount))),
+          h("td", {}, money(m.lost.totalAmount)),
         ),
       ),
     ),
