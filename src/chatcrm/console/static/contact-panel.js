@@ -11,6 +11,7 @@ import {
   historyItems,
   loadingList,
   readRecord,
+  saveStageOnChange,
   section,
   updateRecord,
 } from "./panel-parts.js";
@@ -110,22 +111,7 @@ export async function contactPanel(ctx, id, frame) {
       showHistory();
     });
   });
-  // The keyboard way of a drag: a new stage is saved at once, and the board follows.
-  stage.addEventListener("change", () => {
-    const before = state.record.stageId;
-    act(async () => {
-      try {
-        show(await updateRecord(ctx, "contact", state, { stageId: stage.value }), "merge");
-      } catch (error) {
-        stage.value = before;
-        throw error;
-      }
-      const moved = workspace.contactStages.find((s) => s.id === state.record.stageId);
-      frame.feedback.status(`Moved to ${moved ? moved.name : "another stage"}.`);
-      ctx.refresh();
-      showHistory();
-    });
-  });
+  saveStageOnChange(ctx, "contact", workspace.contactStages, stage, { state, act, show, frame, showHistory });
 
   const activities = loadingList("ol", "activities", "No activities yet.");
   const showActivities = () =>

@@ -9,6 +9,7 @@ import {
   historyItems,
   loadingList,
   readRecord,
+  saveStageOnChange,
   section,
   updateRecord,
 } from "./panel-parts.js";
@@ -118,22 +119,7 @@ export async function opportunityPanel(ctx, id, frame) {
     }
     save(changes, "load", "Saved.");
   });
-  // The keyboard way of a drag: a new stage is saved at once, and the board follows.
-  stage.addEventListener("change", () => {
-    const before = state.record.stageId;
-    act(async () => {
-      try {
-        show(await updateRecord(ctx, "opportunity", state, { stageId: stage.value }), "merge");
-      } catch (error) {
-        stage.value = before;
-        throw error;
-      }
-      const moved = workspace.opportunityStages.find((s) => s.id === state.record.stageId);
-      frame.feedback.status(`Moved to ${moved ? moved.name : "another stage"}.`);
-      ctx.refresh();
-      showHistory();
-    });
-  });
+  saveStageOnChange(ctx, "opportunity", workspace.opportunityStages, stage, { state, act, show, frame, showHistory });
 
   const activities = loadingList("ol", "activities", "No activities yet.");
   const showActivities = () =>

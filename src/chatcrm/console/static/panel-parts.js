@@ -27,6 +27,27 @@ export async function updateRecord(ctx, kind, state, changes) {
 // The edited fields of a record: each knows how the record shows it (`read`, a string to
 // compare), how its control shows it (`value`), how to show a record (`write`) and what to
 // send (`send`). `instant` fields are saved on their own as they change (the Stage select).
+// The keyboard way of a drag: a new stage chosen in the panel's "Stage" select is saved at
+// once (the select goes back on error), and the board follows. `panel` holds the panel's
+// state, act, show, frame and showHistory.
+export function saveStageOnChange(ctx, kind, stages, stage, panel) {
+  stage.addEventListener("change", () => {
+    const before = panel.state.record.stageId;
+    panel.act(async () => {
+      try {
+        panel.show(await updateRecord(ctx, kind, panel.state, { stageId: stage.value }), "merge");
+      } catch (error) {
+        stage.value = before;
+        throw error;
+      }
+      const moved = stages.find((s) => s.id === panel.state.record.stageId);
+      panel.frame.feedback.status(`Moved to ${moved ? moved.name : "another stage"}.`);
+      ctx.refresh();
+      panel.showHistory();
+    });
+  });
+}
+
 export class Editor {
   constructor() {
     this.fields = [];
