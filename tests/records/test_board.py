@@ -105,6 +105,8 @@ def test_bad_board_queries(api: Api) -> None:
     other = api.stage_ids("opportunity")[0]
     body = error(api.get("/api/contact/board", params={"stageId": other}), 422, "VALIDATION_ERROR")
     assert error_fields(body) == ["stageId"]
+    body = error(api.get("/api/contact/board", params={"stageId": "x"}), 422, "VALIDATION_ERROR")
+    assert error_fields(body) == ["stageId"]
     body = error(api.get("/api/contact/board", params={"pageSize": "0"}), 422, "VALIDATION_ERROR")
     assert error_fields(body) == ["pageSize"]
     error(api.get("/api/contact/board", params={"shape": "full"}), 400, "BAD_REQUEST")
