@@ -290,6 +290,7 @@ def bench_backend(
     workers: int,
     size: int,
     cases: str,
+    rate_limit: float = 0,
 ) -> tuple[list[Result], dict[str, Any]]:
     print(f"bench: {backend}: seeding {size} contacts and {size} opportunities", flush=True)
     url = asyncio.run(seed.fresh_database(backend, ADMIN_URL))
@@ -297,7 +298,9 @@ def bench_backend(
     print(f"bench: {backend}: seeded in {data.seconds:.1f} s", flush=True)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "CHATCRM_RATE_LIMIT": "0"}  # the benchmark is one key at full speed
+    # The benchmark is one key at full speed: unlimited, or limited above the load to
+    # measure what the limiter costs.
+    env = {**os.environ, "CHATCRM_RATE_LIMIT": f"{rate_limit:g}"}
     proc = start(
         [
             str(BIN / "chatcrm"),
@@ -402,6 +405,12 @@ def main() -> None:
     parser.add_argument(
         "--cases", default=",".join(c for c, _ in CASES), help="comma-separated, of: %(default)s"
     )
+    parser.add_argument(
+        "--rate-limit",
+        type=float,
+        default=0,
+        help="CHATCRM_RATE_LIMIT of the server (0: off); above the load to measure its cost",
+    )
     args = parser.parse_args()
     if args.quick:
         args.duration, args.size = 3, 2_000
@@ -415,7 +424,14 @@ def main() -> None:
     notes: dict[str, Any] = {}
     for backend in args.backends.split(","):
         results, info = bench_backend(
-            wrk, backend, concurrencies, args.duration, args.workers, args.size, args.cases
+            wrk,
+            backend,
+            concurrencies,
+            args.duration,
+            args.workers,
+            args.size,
+            args.cases,
+            args.rate_limit,
         )
         for r in results:
             r.ratio = round(r.rps / roof[r.concurrency], 4)
@@ -428,7 +444,12 @@ def main() -> None:
             "platform": platform.platform(),
             "python": platform.python_version(),
         },
-        "settings": {"duration_s": args.duration, "workers": args.workers, "size": args.size},
+        "settings": {
+            "duration_s": args.duration,
+            "workers": args.workers,
+            "size": args.size,
+            "rate_limit": args.rate_limit,
+        },
         "ceiling_rps": {str(c): round(v, 1) for c, v in roof.items()},
         "notes": notes,
         "results": [asdict(r) for r in all_results],

@@ -17,15 +17,17 @@ from chatcrm.api.gate import GateMiddleware
 from chatcrm.api.home import router as home_router
 from chatcrm.api.idempotency import IdempotencyMiddleware, purge_forever
 from chatcrm.api.middleware import DirectDispatch, RequestContextMiddleware
-from chatcrm.api.ratelimit import RateLimiter
+from chatcrm.api.ratelimit import Limiter, RateLimiter, SharedRateLimiter
+from chatcrm.auth.repository import KEYS_CHANNEL
 from chatcrm.auth.service import AuthCache
 from chatcrm.config import Settings
 from chatcrm.console import pages as console_pages
 from chatcrm.contacts.router import routes as contact_routes
 from chatcrm.db.database import Database
+from chatcrm.db.engine import backend_name
 from chatcrm.events import retention
-from chatcrm.events.notifications import listen_forever
-from chatcrm.events.publisher import Publisher
+from chatcrm.events.notifications import Handler, listen_forever
+from chatcrm.events.publisher import NOTIFY_CHANNEL, Publisher
 from chatcrm.events.reading import EventsRuntime
 from chatcrm.events.router import routes as event_routes
 from chatcrm.events.signals import Broadcast
@@ -49,8 +51,13 @@ ROUTES = (
 
 def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True) -> FastAPI:
     settings = settings or Settings()
-    # With N worker processes each enforces 1/N of every rate limit (see api/ratelimit.py).
-    share = 1.0 / settings.workers
+    # PostgreSQL: one budget per key in the database, whichever process or node answers.
+    # SQLite (one node): with N worker processes each enforces 1/N of every rate limit.
+    limiter: Limiter = (
+        SharedRateLimiter()
+        if backend_name(settings.database_url) == "postgresql"
+        else RateLimiter(share=1.0 / settings.workers)
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -76,12 +83,18 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
         publisher = Publisher(background_db, on_published=hooks)
         app.state.events = EventsRuntime(publisher, published)
         db.on_events_committed = publisher.wake
+        # One LISTEN connection per process (PostgreSQL): events published elsewhere, and
+        # keys revoked or changed anywhere (dropped from this process's cache at once).
+        notified: dict[str, Handler] = {
+            NOTIFY_CHANNEL: lambda _: publisher.published(),
+            KEYS_CHANNEL: app.state.auth_cache.key_notified,
+        }
         stop = asyncio.Event()
         background = [
             asyncio.create_task(purge_forever(db)),
             asyncio.create_task(publisher.run(stop)),
             *(
-                [asyncio.create_task(listen_forever(background_db, publisher.published))]
+                [asyncio.create_task(listen_forever(background_db, notified))]
                 if background_db.is_postgres
                 else []
             ),
@@ -120,7 +133,10 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
         redoc_url=None,
     )
     app.state.settings = settings
-    app.state.auth_cache = AuthCache(settings.key_cache_ttl)
+    # SQLite has no notifications: its processes read the key-change counter instead.
+    app.state.auth_cache = AuthCache(
+        settings.key_cache_ttl, poll_changes=backend_name(settings.database_url) == "sqlite"
+    )
     errors.install(app)
     for routes in ROUTES:
         app.router.routes.extend(routes.routes)
@@ -133,7 +149,7 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
     if direct_dispatch:
         app.add_middleware(DirectDispatch)
     app.add_middleware(IdempotencyMiddleware)
-    app.add_middleware(GateMiddleware, settings=settings, limiter=RateLimiter(share=share))
+    app.add_middleware(GateMiddleware, settings=settings, limiter=limiter)
     app.add_middleware(
         RequestContextMiddleware,
         max_body_bytes=settings.max_body_bytes,

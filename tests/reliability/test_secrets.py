@@ -66,7 +66,9 @@ def test_a_right_id_with_a_wrong_secret_is_401(settings: Settings, database_url:
         ok_data(api.get(f"/api/workspace/{api.ws}"))
 
 
-def test_a_revoked_key_stops_working_within_5_seconds(database_url: str) -> None:
+def test_a_revoked_key_stops_working_within_a_second(database_url: str) -> None:
+    """A key cached for 5 s is dropped within 1 s of its revocation: told by a notification
+    on PostgreSQL, by the key-change counter on SQLite."""
     settings = Settings(database_url=database_url, rate_limit=0, access_log=False)
     assert settings.key_cache_ttl == 5.0
     account = new_account(database_url)
@@ -84,9 +86,9 @@ def test_a_revoked_key_stops_working_within_5_seconds(database_url: str) -> None
                 break
             ok_data(response)
             assert waited < 8, "the revoked key still works"
-            time.sleep(0.1)
+            time.sleep(0.05)
         unauthorized(response)
-        assert waited <= 5.5, waited
+        assert waited <= 1.0, waited
         # It stays revoked, and the account's other key is unaffected.
         unauthorized(api.get(f"/api/workspace/{api.ws}"))
         ok_data(api.get(f"/api/workspace/{api.ws}", auth=other_key))

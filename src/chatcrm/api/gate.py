@@ -10,7 +10,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api.errors import render
-from chatcrm.api.ratelimit import RateLimiter
+from chatcrm.api.ratelimit import Limiter
 from chatcrm.api.state import STATE_AUTH_ERROR, STATE_CONNECTION, STATE_PRINCIPAL
 from chatcrm.auth.service import authenticate
 from chatcrm.config import Settings
@@ -25,7 +25,7 @@ def _authorization(scope: Scope) -> str | None:
 
 
 class GateMiddleware:
-    def __init__(self, app: ASGIApp, *, settings: Settings, limiter: RateLimiter) -> None:
+    def __init__(self, app: ASGIApp, *, settings: Settings, limiter: Limiter) -> None:
         self.app = app
         self.settings = settings
         self.limiter = limiter
@@ -40,10 +40,9 @@ class GateMiddleware:
             return
         state = scope["app"].state
         request_state = scope.setdefault("state", {})
+        conn = request_state[STATE_CONNECTION]
         try:
-            principal = await authenticate(
-                request_state[STATE_CONNECTION], state.auth_cache, header
-            )
+            principal = await authenticate(conn, state.auth_cache, header)
         except ServiceError as exc:
             request_state[STATE_AUTH_ERROR] = exc
             await self.app(scope, receive, send)
@@ -51,7 +50,7 @@ class GateMiddleware:
         request_state[STATE_PRINCIPAL] = principal
         rate = self.settings.rate_limit if principal.rate_limit is None else principal.rate_limit
         burst = self.settings.default_burst if principal.rate_limit is None else 2 * rate
-        decision = self.limiter.take(principal.key_id, rate=rate, burst=burst)
+        decision = await self.limiter.take(conn, principal.key_id, rate=rate, burst=burst)
         if decision is None:
             await self.app(scope, receive, send)
             return

@@ -1,8 +1,10 @@
 """Token-bucket rate limiting per API key, with the `RateLimit-*` headers.
 
-Buckets live in each worker process. `chatcrm serve --workers N` gives every worker 1/N of
-the configured rate and burst, so one node enforces the configured limit; several nodes
-behind a balancer each enforce their own share (see docs/operations.md).
+PostgreSQL: one bucket per key in the database (auth/budgets.py), shared by every process
+and node, checked with one statement on the request's own connection before the handler
+(which then reuses that connection). SQLite is one node: each worker process keeps its own
+buckets with 1/N of the rate and burst (`chatcrm serve --workers N`), so together they
+never allow more than the budget (docs/operations.md, "Rate limits").
 """
 
 from __future__ import annotations
@@ -10,6 +12,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Protocol
+
+from chatcrm.auth import budgets
+from chatcrm.db.database import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +25,17 @@ class Decision:
     remaining: int  # whole requests left right now
     reset: int  # seconds until the bucket is full again
     retry_after: int  # seconds until one request is allowed (when refused)
+
+    @classmethod
+    def of(cls, *, allowed: bool, tokens: float, capacity: float, rate: float) -> Decision:
+        """The answer's figures from the bucket's state after the request."""
+        return cls(
+            allowed=allowed,
+            limit=int(capacity),
+            remaining=int(tokens),
+            reset=math.ceil((capacity - tokens) / rate),
+            retry_after=0 if allowed else max(1, math.ceil((1.0 - tokens) / rate)),
+        )
 
     def headers(self) -> list[tuple[bytes, bytes]]:
         out = [
@@ -31,7 +48,31 @@ class Decision:
         return out
 
 
+class Limiter(Protocol):
+    async def take(
+        self, conn: Connection, key_id: str, *, rate: float, burst: float
+    ) -> Decision | None:
+        """Spend one request of the key's budget; None when the key is not limited."""
+        ...
+
+
+class SharedRateLimiter:
+    """The key's one budget in the database (PostgreSQL): every process and node spends
+    from the same bucket."""
+
+    async def take(
+        self, conn: Connection, key_id: str, *, rate: float, burst: float
+    ) -> Decision | None:
+        if rate <= 0:
+            return None
+        capacity = max(1.0, burst)
+        allowed, tokens = await budgets.spend(conn, key_id, rate=rate, capacity=capacity)
+        return Decision.of(allowed=allowed, tokens=tokens, capacity=capacity, rate=rate)
+
+
 class RateLimiter:
+    """Buckets in this process, enforcing `share` of every limit (SQLite: one node)."""
+
     MAX_BUCKETS = 100_000
 
     def __init__(self, *, share: float = 1.0) -> None:
@@ -39,8 +80,12 @@ class RateLimiter:
         self.share = share
         self._buckets: dict[str, tuple[float, float]] = {}
 
-    def take(self, key_id: str, *, rate: float, burst: float) -> Decision | None:
-        """Spend one token of the key's bucket; None when the key is not limited."""
+    async def take(
+        self, conn: Connection, key_id: str, *, rate: float, burst: float
+    ) -> Decision | None:
+        return self.take_here(key_id, rate=rate, burst=burst)
+
+    def take_here(self, key_id: str, *, rate: float, burst: float) -> Decision | None:
         if rate <= 0:
             return None
         rate *= self.share
@@ -54,10 +99,4 @@ class RateLimiter:
         if len(self._buckets) > self.MAX_BUCKETS:
             self._buckets.clear()
         self._buckets[key_id] = (tokens, now)
-        return Decision(
-            allowed=allowed,
-            limit=int(capacity),
-            remaining=int(tokens),
-            reset=math.ceil((capacity - tokens) / rate),
-            retry_after=0 if allowed else max(1, math.ceil((1.0 - tokens) / rate)),
-        )
+        return Decision.of(allowed=allowed, tokens=tokens, capacity=capacity, rate=rate)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, func, insert, literal_column, select, update
 from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.db.database import Connection, Row
-from chatcrm.db.schema import accounts, api_keys, workspaces
+from chatcrm.db.schema import accounts, api_keys, key_changes, workspaces
 
 _ID: BindParameter[str] = bindparam("_id")
 _INSERT_ACCOUNT = insert(accounts)
@@ -28,6 +28,15 @@ _REVOKE = (
     .values(revoked_at=bindparam("_now"))
 )
 _KEY = select(api_keys.c.id).where(api_keys.c.id == _ID)
+# PostgreSQL channel on which a changed key's id is announced (delivered at commit).
+KEYS_CHANNEL = "chatcrm_keys"
+_NOTIFY_KEY_CHANGE = select(func.pg_notify(literal_column(f"'{KEYS_CHANNEL}'"), _ID))
+_COUNT_KEY_CHANGE = (
+    update(key_changes)
+    .where(key_changes.c.id == literal_column("1"))
+    .values(version=key_changes.c.version + literal_column("1"))
+)
+_KEY_CHANGES = select(key_changes.c.version).where(key_changes.c.id == literal_column("1"))
 _WORKSPACE_ACCOUNT = select(workspaces.c.account_id).where(workspaces.c.id == _ID)
 # Listings for operators (`chatcrm accounts list`, `chatcrm keys list`), oldest first.
 _ACCOUNTS = select(accounts.c.id, accounts.c.name, accounts.c.created_at).order_by(
@@ -88,6 +97,20 @@ async def get_key(conn: Connection, key_id: str) -> Row | None:
 async def revoke_key(conn: Connection, key_id: str, now: datetime) -> bool:
     """True when the key existed and was live."""
     return await conn.execute(_REVOKE, {"_id": key_id, "_now": now}) == 1
+
+
+async def count_key_change(conn: Connection) -> None:
+    await conn.execute(_COUNT_KEY_CHANGE)
+
+
+async def notify_key_change(conn: Connection, key_id: str) -> None:
+    """PostgreSQL only."""
+    await conn.fetch(_NOTIFY_KEY_CHANGE, {"_id": key_id})
+
+
+async def key_changes_version(conn: Connection) -> int:
+    value = await conn.fetchval(_KEY_CHANGES)
+    return int(value or 0)
 
 
 async def key_exists(conn: Connection, key_id: str) -> bool:

@@ -32,17 +32,26 @@ class _CachedKey:
 class AuthCache:
     """Per-process caches on the authentication path.
 
-    Keys are cached for at most `ttl` seconds, so a key revoked anywhere stops working
-    everywhere within that time. A workspace never changes account, so that mapping is
+    Keys are cached for at most `ttl` seconds. A revoked or changed key is dropped sooner,
+    within 1 s everywhere: on PostgreSQL when its notification arrives (`key_notified`,
+    wired to the process's LISTEN connection), on SQLite when the key-change counter has
+    moved (read at most every `POLL_SECONDS` by `authenticate`); the ttl is the fallback
+    while notifications are cut off. A workspace never changes account, so that mapping is
     cached without expiry (bounded in size).
     """
 
     MAX_WORKSPACES = 100_000
+    POLL_SECONDS = 0.5
 
-    def __init__(self, ttl: float) -> None:
+    def __init__(self, ttl: float, *, poll_changes: bool = False) -> None:
         self.ttl = ttl
+        self.poll_changes = poll_changes
         self._keys: dict[str, _CachedKey] = {}
         self._workspaces: dict[str, str] = {}
+        # Counted up by every drop: a key read before a drop is not cached after it.
+        self.generation = 0
+        self._version: int | None = None
+        self.next_poll = 0.0
 
     def key(self, key_id: str) -> _CachedKey | None:
         hit = self._keys.get(key_id)
@@ -53,11 +62,30 @@ class AuthCache:
             return None
         return hit
 
-    def put_key(self, key_id: str, entry: _CachedKey) -> None:
-        if self.ttl > 0:
+    def put_key(self, key_id: str, entry: _CachedKey, *, generation: int) -> None:
+        if self.ttl > 0 and generation == self.generation:
             if len(self._keys) > self.MAX_WORKSPACES:
                 self._keys.clear()
             self._keys[key_id] = entry
+
+    def drop_keys(self, key_id: str | None = None) -> None:
+        """Forget one key (None: all of them)."""
+        self.generation += 1
+        if key_id is None:
+            self._keys.clear()
+        else:
+            self._keys.pop(key_id, None)
+
+    def key_notified(self, payload: str | None) -> None:
+        """A key-change notification (its key id), or None after the listening connection
+        was (re)opened, when notifications may have been missed."""
+        self.drop_keys(payload or None)
+
+    def saw_changes(self, version: int) -> None:
+        """The key-change counter as just read: drop every key when it moved."""
+        if self._version is not None and version != self._version:
+            self.drop_keys()
+        self._version = version
 
     def workspace(self, workspace_id: str) -> str | None:
         return self._workspaces.get(workspace_id)
@@ -82,8 +110,14 @@ async def authenticate(conn: Connection, cache: AuthCache, authorization: str | 
     if parsed is None:
         raise Unauthorized("The API key is not valid.")
     key_id, secret = parsed
+    if cache.poll_changes:
+        now = time.monotonic()
+        if now >= cache.next_poll:
+            cache.next_poll = now + cache.POLL_SECONDS
+            cache.saw_changes(await repo.key_changes_version(conn))
     cached = cache.key(key_id)
     if cached is None:
+        generation = cache.generation
         row = await repo.get_key(conn, key_id)
         if row is None or row["revoked_at"] is not None:
             raise Unauthorized("The API key is not valid or has been revoked.")
@@ -93,10 +127,35 @@ async def authenticate(conn: Connection, cache: AuthCache, authorization: str | 
             rate_limit=row["rate_limit"],
             fetched=time.monotonic(),
         )
-        cache.put_key(key_id, cached)
+        cache.put_key(key_id, cached, generation=generation)
     if not keys.secret_matches(secret, cached.secret_hash):
         raise Unauthorized("The API key is not valid or has been revoked.")
     return Principal(key_id=key_id, account_id=cached.account_id, rate_limit=cached.rate_limit)
+
+
+async def key_changed(conn: Connection, key_id: str) -> None:
+    """Make every process and node forget the key (after its revocation or a new limit):
+    PostgreSQL notifies them when the transaction commits; SQLite processes see the
+    key-change counter move."""
+    await repo.count_key_change(conn)
+    if conn.dialect == "postgresql":
+        await repo.notify_key_change(conn, key_id)
+
+
+async def revoke_key(conn: Connection, key_id: str) -> bool:
+    """True when the key existed and was live; refused everywhere within 1 s of the commit."""
+    if not await repo.revoke_key(conn, key_id, utcnow()):
+        return False
+    await key_changed(conn, key_id)
+    return True
+
+
+async def set_rate_limit(conn: Connection, key_id: str, rate_limit: float | None) -> bool:
+    """False when there is no such key; applied everywhere within 1 s of the commit."""
+    if not await repo.set_rate_limit(conn, key_id, rate_limit):
+        return False
+    await key_changed(conn, key_id)
+    return True
 
 
 def _forbidden(workspace_id: str) -> Forbidden:

@@ -14,7 +14,7 @@ from chatcrm.cli.database import database_url_option, fail, run_db, settings_for
 from chatcrm.config import Settings
 from chatcrm.db.database import Connection
 from chatcrm.events.notifications import listen_forever
-from chatcrm.events.publisher import Publisher
+from chatcrm.events.publisher import NOTIFY_CHANNEL, Publisher
 from chatcrm.webhooks.running import RunningDispatcher
 from chatcrm.webhooks.schedule import RetrySchedule, ScheduleError
 
@@ -79,5 +79,6 @@ def _start_publisher(running: RunningDispatcher, stop: asyncio.Event) -> list[as
     publisher = Publisher(running.db, on_published=[running.dispatcher.wake])
     tasks = [asyncio.create_task(publisher.run(stop), name="event publisher")]
     if running.db.is_postgres:
-        tasks.append(asyncio.create_task(listen_forever(running.db, publisher.published)))
+        handlers = {NOTIFY_CHANNEL: lambda _: publisher.published()}
+        tasks.append(asyncio.create_task(listen_forever(running.db, handlers)))
     return tasks

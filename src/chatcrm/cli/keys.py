@@ -54,7 +54,7 @@ def keys_revoke(database_url: str | None, key_id: str) -> None:
     """Revoke an API key by its id (the key itself is accepted too)."""
     from chatcrm.auth import keys as key_format
     from chatcrm.auth import repository as auth_repo
-    from chatcrm.core.timestamps import utcnow
+    from chatcrm.auth.service import revoke_key
 
     parsed = key_format.parse_key(key_id)
     if parsed is not None:
@@ -63,7 +63,7 @@ def keys_revoke(database_url: str | None, key_id: str) -> None:
     async def work(conn: Connection) -> None:
         if not await auth_repo.key_exists(conn, key_id):
             raise CommandError(f"no API key with id {key_id!r}")
-        if not await auth_repo.revoke_key(conn, key_id, utcnow()):
+        if not await revoke_key(conn, key_id):
             raise CommandError(f"API key {key_id!r} is already revoked")
 
     run_db(database_url, work)
@@ -77,7 +77,7 @@ def keys_revoke(database_url: str | None, key_id: str) -> None:
 def keys_limit(database_url: str | None, key_id: str, rate: str) -> None:
     """Set a key's rate limit: requests per second, 0 for unlimited, or `default`."""
     from chatcrm.auth import keys as key_format
-    from chatcrm.auth import repository as auth_repo
+    from chatcrm.auth.service import set_rate_limit
 
     parsed = key_format.parse_key(key_id)
     if parsed is not None:
@@ -94,14 +94,14 @@ def keys_limit(database_url: str | None, key_id: str, rate: str) -> None:
             fail("RATE must be a number of requests per second, 0, or 'default'")
 
     async def work(conn: Connection) -> None:
-        if not await auth_repo.set_rate_limit(conn, key_id, value):
+        if not await set_rate_limit(conn, key_id, value):
             raise CommandError(f"no API key with id {key_id!r}")
 
     run_db(database_url, work)
     shown = (
         "the service default" if value is None else ("unlimited" if value == 0 else f"{value:g}/s")
     )
-    click.echo(f"chatcrm: key {key_id} rate limit: {shown} (applies within 5 s)")
+    click.echo(f"chatcrm: key {key_id} rate limit: {shown} (applies within 1 s)")
 
 
 class KeyItem(TypedDict):

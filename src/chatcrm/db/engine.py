@@ -28,6 +28,14 @@ class DatabaseUrlError(ValueError):
     pass
 
 
+def backend_name(url: str) -> str | None:
+    """ "postgresql" or "sqlite" (None for what is not a database URL: `async_url` says why)."""
+    try:
+        return make_url(url).get_backend_name()
+    except Exception:
+        return None
+
+
 def async_url(url: str) -> URL:
     """Map the public URL forms (`sqlite:///file.db`, `postgresql://…`) to async drivers."""
     try:

@@ -59,6 +59,27 @@ api_keys = Table(
     Index(None, "account_id"),
 )
 
+# One rate budget per API key, shared by every process and node (PostgreSQL; migration
+# 0006): the tokens left at `at` (epoch seconds, the database's clock) and whether the
+# last request was allowed. UNLOGGED there: rewritten on every request, never worth WAL.
+rate_budgets = Table(
+    "rate_budgets",
+    metadata,
+    Column("key_id", ID, primary_key=True),
+    Column("tokens", Float, nullable=False),
+    Column("at", Float, nullable=False),
+    Column("allowed", Boolean, nullable=False),
+)
+
+# One row, its `version` counted up by every revocation or limit change of a key: SQLite
+# processes read it at most every half second and drop their cached keys when it moved.
+key_changes = Table(
+    "key_changes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("version", BigInteger, nullable=False),
+)
+
 # The stored first answer to a POST sent with an Idempotency-Key (migration 0003).
 idempotency_keys = Table(
     "idempotency_keys",

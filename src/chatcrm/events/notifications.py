@@ -1,47 +1,53 @@
-"""PostgreSQL notifications between processes: a publisher's batch wakes the long polls
-and dispatchers of every other process at once (SQLite has none: they poll)."""
+"""PostgreSQL notifications between processes, on one LISTEN connection per process: a
+publisher's batch wakes the long polls and dispatchers of every other process at once, and
+a changed API key is dropped from every process's cache (SQLite has none: they poll)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from typing import Any
 
 from chatcrm.db.database import Database
 from chatcrm.db.errors import DatabaseError
-from chatcrm.events.publisher import NOTIFY_CHANNEL
 
 log = logging.getLogger("chatcrm.events")
 
 RECONNECT_SECONDS = 2.0
 
+# A channel's handler gets each notification's payload, and None once the connection is
+# (re)opened: a notification may have been missed meanwhile.
+Handler = Callable[[str | None], None]
 
-async def listen_forever(db: Database, on_notify: Callable[[], None]) -> None:
-    """LISTEN on the events channel until cancelled, reconnecting when the connection is
-    lost (after which `on_notify` is called once: a notification may have been missed)."""
+
+async def listen_forever(db: Database, handlers: Mapping[str, Handler]) -> None:
+    """LISTEN on the handlers' channels until cancelled, reconnecting when the connection
+    is lost."""
     while True:
         try:
-            await _listen_once(db, on_notify)
-            log.warning("lost the events notification connection; reconnecting")
+            await _listen_once(db, handlers)
+            log.warning("lost the notification connection; reconnecting")
         except (DatabaseError, OSError) as exc:
-            log.warning("events notifications failed: %s", exc)
+            log.warning("notifications failed: %s", exc)
         await asyncio.sleep(RECONNECT_SECONDS)
 
 
-async def _listen_once(db: Database, on_notify: Callable[[], None]) -> None:
+async def _listen_once(db: Database, handlers: Mapping[str, Handler]) -> None:
     """Until the connection is lost."""
     conn = await db.dedicated()
     lost = asyncio.Event()
 
-    def notified(*_: Any) -> None:
-        on_notify()
+    def notified(_conn: Any, _pid: int, channel: str, payload: str) -> None:
+        handlers[channel](payload)
 
     try:
         conn.add_termination_listener(lambda *_: lost.set())
-        await conn.add_listener(NOTIFY_CHANNEL, notified)
-        on_notify()
+        for channel in handlers:
+            await conn.add_listener(channel, notified)
+        for handler in handlers.values():
+            handler(None)
         await lost.wait()
     finally:
         with suppress(Exception):
