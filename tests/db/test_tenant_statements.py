@@ -50,6 +50,8 @@ NOT_TENANT = {
     "service_secrets",
     "workspaces",
     "event_positions",
+    "rate_budgets",  # per API key (docs/scaling.md 3.1)
+    "key_changes",  # one row: the revocation counter
 }
 
 
