@@ -6,12 +6,11 @@ Each endpoint reads its request in the contract's order (docs/api.md 1.9).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.responses import Response
 
+from chatcrm.api.board_routes import ContactNames, add_board_operation
 from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
 from chatcrm.api.openapi import page_of
@@ -30,19 +29,16 @@ from chatcrm.api.routing import Param, Routes
 from chatcrm.core import messages as m
 from chatcrm.core.errors import BadRequest
 from chatcrm.core.ids import is_id
-from chatcrm.db.database import Connection
 from chatcrm.events import reading
 from chatcrm.events.router import AFTER, events_page
 from chatcrm.records import activities as activity_log
-from chatcrm.records import board, listing, restore, statements, writing
+from chatcrm.records import listing, restore, statements, writing
 from chatcrm.records.activities import ActivityKind
 from chatcrm.records.conditional import etag
 from chatcrm.records.kind import RecordKind
 from chatcrm.records.listing import Filter
 from chatcrm.records.schemas import WORKSPACE_ID, create_body_schema, update_body_schema
 from chatcrm.records.types import Schema
-
-ContactNames = Callable[[Connection, str, list[str]], Awaitable[dict[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -72,66 +68,6 @@ def _with_id(id_key: str, key: str, schema: Schema) -> Schema:
         "type": "object",
         "properties": {id_key: {"type": "string"}, key: schema},
         "required": [id_key, key],
-        "additionalProperties": False,
-    }
-
-
-def _board_column(
-    column: board.Column, with_total: bool, names: dict[str, str] | None
-) -> dict[str, Any]:
-    out: dict[str, Any] = {"stageId": column.stage_id, "name": column.name, "count": column.count}
-    if with_total:
-        out["totalAmount"] = column.total
-    if names is None:
-        out["cards"] = [{"etag": etag(v.version), "record": v.record} for v in column.cards]
-    else:
-        out["cards"] = [
-            {
-                "etag": etag(v.version),
-                "record": v.record,
-                "contactName": names.get(v.record["contactId"]),
-            }
-            for v in column.cards
-        ]
-    out["next"] = column.next
-    return out
-
-
-def _board_schema(record: Schema, with_total: bool, with_names: bool) -> Schema:
-    properties: dict[str, Schema] = {
-        "stageId": {"type": "string"},
-        "name": {"type": "string"},
-        "count": {"type": "integer"},
-    }
-    if with_total:
-        properties["totalAmount"] = {"type": "number"}
-    properties["cards"] = {
-        "type": "array",
-        "items": {
-            "type": "object",
-            "properties": {
-                "etag": {"type": "string"},
-                "record": record,
-                **({"contactName": {"type": ["string", "null"]}} if with_names else {}),
-            },
-            "required": ["etag", "record", *(["contactName"] if with_names else [])],
-            "additionalProperties": False,
-        },
-    }
-    properties["next"] = {"type": ["string", "null"]}
-    column = {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {
-            "workspaceId": {"type": "string"},
-            "columns": {"type": "array", "items": column},
-        },
-        "required": ["workspaceId", "columns"],
         "additionalProperties": False,
     }
 
@@ -219,50 +155,6 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         )
         return ok(m.EVENTS_OBTAINED, {"id": record_id, "events": page.events, "next": page.next})
 
-    async def read_board(call: Call) -> Response:
-        call.reject_unknown_query(query_names(board_params))
-        workspace_id = await call.workspace()
-        query = call.request.query_params
-        stage_text = call.query("stageId") or None
-        after_text = call.query("after") or None
-        if after_text and not stage_text:
-            raise BadRequest.field("after", "'after' continues one column: send its stageId too.")
-        filtering, size = listing.read_filters(
-            board_filters,
-            {**query, "pageSize": query.get("pageSize") or str(board.DEFAULT_CARDS)},
-            call.conn.dialect,
-        )
-        columns = await board.read_board(
-            call.conn,
-            kind,
-            workspace_id=workspace_id,
-            filters=board_filters,
-            filtering=filtering,
-            stage_id=stage_filter.parse(stage_text) if stage_text else None,
-            after=board.read_position(after_text) if after_text else None,
-            size=size,
-            total=api.board_total,
-        )
-        names = None
-        if api.board_contact_names is not None:
-            linked = {v.record["contactId"] for c in columns for v in c.cards}
-            linked.discard("")
-            names = await api.board_contact_names(call.conn, workspace_id, sorted(linked))
-        return ok(m.LIST_OBTAINED, {"workspaceId": workspace_id, "columns": [
-            _board_column(column, api.board_total is not None, names) for column in columns
-        ]})  # fmt: skip
-
-    # The board's columns are its stages: its stageId picks one column, not a filter.
-    stage_filter = next(f for f in api.filters if f.name == "stageId")
-    board_filters = tuple(f for f in api.filters if f is not stage_filter)
-    board_params = (
-        WORKSPACE_HEADER,
-        WORKSPACE_QUERY,
-        *filter_params(board_filters),
-        Param("stageId", "query", "Only this stage's column."),
-        Param("after", "query", "With stageId: the column's `next`, for the cards after it."),
-        Param("pageSize", "query", f"Cards per column, 1 to 100 (default {board.DEFAULT_CARDS})."),
-    )
     get_params = (WORKSPACE_HEADER, WORKSPACE_QUERY, SHAPE)
     history_params = (WORKSPACE_HEADER, WORKSPACE_QUERY, AFTER, PAGE_SIZE)
     list_id, get_id, update_id, create_id = api.operation_ids
@@ -281,18 +173,15 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         params=list_params,
         errors=(422,),
     )
-    routes.add(  # before the gets: `board` is not an id
-        read_board,
-        method="GET",
+    # Before the gets: `board` is not an id.
+    add_board_operation(
+        routes,
+        kind,
         path=f"{api.path}/board",
-        operation_id=f"{kind.name}Board",
-        summary=f"The {kind.name}s board: a column per stage with its count and first cards",
-        message=m.LIST_OBTAINED,
-        answer=_board_schema(
-            api.written_schema, api.board_total is not None, api.board_contact_names is not None
-        ),
-        params=board_params,
-        errors=(400, 422),
+        filters=api.filters,
+        record_schema=api.written_schema,
+        total=api.board_total,
+        contact_names=api.board_contact_names,
     )
     routes.add(
         get_record,
