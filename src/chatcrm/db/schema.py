@@ -59,16 +59,17 @@ api_keys = Table(
     Index(None, "account_id"),
 )
 
-# One rate budget per API key, shared by every process and node (PostgreSQL; migration
-# 0006): the tokens left at `at` (epoch seconds, the database's clock) and whether the
-# last request was allowed. UNLOGGED there: rewritten on every request, never worth WAL.
+# One rate budget per API key, shared by every process and node (PostgreSQL; migrations
+# 0006 and 0007): the tokens left at `at` (epoch seconds, the database's clock) and how
+# many the last check took (0: refused). UNLOGGED there: rewritten on every check, never
+# worth WAL.
 rate_budgets = Table(
     "rate_budgets",
     metadata,
     Column("key_id", ID, primary_key=True),
     Column("tokens", Float, nullable=False),
     Column("at", Float, nullable=False),
-    Column("allowed", Boolean, nullable=False),
+    Column("taken", Integer, nullable=False),
 )
 
 # One row, its `version` counted up by every revocation or limit change of a key: SQLite
