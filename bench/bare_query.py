@@ -1,10 +1,19 @@
-"""A floor for "GET contact by id": a bare ASGI app that runs chatcrm's own compiled
-SELECT for a random contact on asyncpg and answers the row as JSON — no framework, no
-authentication, no envelope. What chatcrm adds on top of this is its own cost; what this
-costs is the database round trip and the server, on this machine.
+"""Floors for the hot calls: bare ASGI apps that send one statement on asyncpg and answer
+its result as JSON — no framework, no authentication, no envelope, no events. What chatcrm
+adds on top of one of these is its own cost; what a floor costs is the database round trip
+and the server, on this machine. A floor that misses a target proves that no code of
+chatcrm's could reach it here.
 
-Configured by the environment: CHATCRM_BARE_URL (PostgreSQL URL), CHATCRM_BARE_WORKSPACE,
-CHATCRM_BARE_IDS (a file with one contact id per line).
+`CHATCRM_BARE_CASE` picks the floor:
+
+- `roundtrip`: `SELECT 1`, the least any call that reads the database costs;
+- `get_contact`: chatcrm's own compiled read of a random contact;
+- `update_contact`: `UPDATE contacts SET name, modified_at` of a random contact, in
+  autocommit — less than Update Contact does (no `RETURNING`, no event, no checks);
+- `list_first_page`: chatcrm's own compiled first page of contacts (20 records).
+
+Also configured by the environment: CHATCRM_BARE_URL (PostgreSQL URL),
+CHATCRM_BARE_WORKSPACE, CHATCRM_BARE_IDS (a file with one contact id per line).
 """
 
 from __future__ import annotations
@@ -16,16 +25,36 @@ from typing import Any
 
 import asyncpg
 import orjson
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from chatcrm.contacts.kind import CONTACT
-from chatcrm.db.compiled import compiled
-from chatcrm.records import statements
+from chatcrm.db import keyset
+from chatcrm.db.compiled import Compiled, compiled
+from chatcrm.records import listing, statements
 
-_QUERY = compiled(statements._get_statement(CONTACT, "read", "postgresql"), "postgresql")
+_CASE = os.environ.get("CHATCRM_BARE_CASE", "get_contact")
 _WORKSPACE = os.environ.get("CHATCRM_BARE_WORKSPACE", "")
 _IDS = Path(os.environ.get("CHATCRM_BARE_IDS", "/dev/null")).read_text().split()
 _pool: asyncpg.Pool | None = None
+
+
+def _list_first_page() -> Compiled:
+    base = listing._list_statement(CONTACT, (), (), CONTACT.read_shape, "postgresql")
+    c = CONTACT.table.c
+    page = keyset._page_statement(base, c.created_at, c.id, after=False, newest_first=True)
+    return compiled(page, "postgresql")
+
+
+_GET = compiled(statements._get_statement(CONTACT, "read", "postgresql"), "postgresql")
+_LIST = _list_first_page()
+_UPDATE = compiled(
+    text(
+        "UPDATE contacts SET name = :name, modified_at = now() "
+        "WHERE workspace_id = :_ws AND id = :_id"
+    ),
+    "postgresql",
+)
 
 
 async def _get_pool() -> asyncpg.Pool:
@@ -44,14 +73,30 @@ async def _get_pool() -> asyncpg.Pool:
     return _pool
 
 
+async def _answer(conn: asyncpg.Connection) -> Any:
+    if _CASE == "roundtrip":
+        return await conn.fetchval("SELECT 1")
+    if _CASE == "get_contact":
+        args = _GET.args({"_ws": _WORKSPACE, "_id": random.choice(_IDS)})
+        return dict(await conn.fetchrow(_GET.sql, *args))
+    if _CASE == "update_contact":
+        args = _UPDATE.args(
+            {"name": f"n{random.random()}", "_ws": _WORKSPACE, "_id": random.choice(_IDS)}
+        )
+        return await conn.execute(_UPDATE.sql, *args)
+    if _CASE == "list_first_page":
+        args = _LIST.args({"_ws": _WORKSPACE, "_limit": 21})
+        return [dict(r) for r in (await conn.fetch(_LIST.sql, *args))[:20]]
+    raise ValueError(_CASE)
+
+
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
     pool = await _get_pool()
-    args = _QUERY.args({"_ws": _WORKSPACE, "_id": random.choice(_IDS)})
     async with pool.acquire() as conn:
-        record = await conn.fetchrow(_QUERY.sql, *args)
-    body = orjson.dumps(dict(record), default=str)
+        answer = await _answer(conn)
+    body = orjson.dumps(answer, default=str)
     await send(
         {
             "type": "http.response.start",

@@ -37,7 +37,17 @@ ADMIN_URL = os.environ.get(
     "CHATCRM_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
 
-REFERENCE = ("bare_get_contact", "(floor) bare ASGI+asyncpg, same SELECT")
+# The floors (bench/bare_query.py): bare ASGI + asyncpg, one statement, nothing else. Each
+# case with a floor has it measured in the same run; `roundtrip` is measured always.
+FLOORS = {
+    "roundtrip": "(floor) bare ASGI+asyncpg, SELECT 1",
+    "get_contact": "(floor) bare, same SELECT",
+    "update_contact": "(floor) bare, UPDATE name",
+    "list_first_page": "(floor) bare, same page SELECT",
+}
+# A limit far above what one key can send here: the limiter's statement runs on every
+# request, and never refuses one.
+DEFAULT_RATE_LIMIT = 1_000_000
 CASES = [
     ("get_contact", "GET contact by id (random ids)"),
     ("update_contact", "Update Contact (name)"),
@@ -291,6 +301,7 @@ def bench_backend(
     size: int,
     cases: str,
     rate_limit: float = 0,
+    webhook: bool = True,
 ) -> tuple[list[Result], dict[str, Any]]:
     print(f"bench: {backend}: seeding {size} contacts and {size} opportunities", flush=True)
     url = asyncio.run(seed.fresh_database(backend, ADMIN_URL))
@@ -300,7 +311,11 @@ def bench_backend(
     base = f"http://127.0.0.1:{port}"
     # The benchmark is one key at full speed: unlimited, or limited above the load to
     # measure what the limiter costs.
-    env = {**os.environ, "CHATCRM_RATE_LIMIT": f"{rate_limit:g}"}
+    env = {
+        **os.environ,
+        "CHATCRM_RATE_LIMIT": f"{rate_limit:g}",
+        "CHATCRM_WEBHOOK_ALLOW_PRIVATE": "1",  # the receiver is on 127.0.0.1
+    }
     proc = start(
         [
             str(BIN / "chatcrm"),
@@ -316,8 +331,11 @@ def bench_backend(
         RESULTS / f"serve-{backend}.log",
     )
     results: list[Result] = []
+    receiver = start_receiver() if webhook else None
     try:
         wait_ready(f"{base}/ready")
+        if receiver is not None:
+            subscribe(base, data, receiver[1])
         token = page_50_token(base, data)
         for case, _ in CASES:
             if case not in cases.split(","):
@@ -335,18 +353,65 @@ def bench_backend(
                 )
     finally:
         stop(proc)
-    if backend == "postgresql" and "get_contact" in cases.split(","):
-        results += bare_reference(wrk, data, concurrencies, duration, workers)
+        delivered = received(receiver[1]) if receiver is not None else None
+        if receiver is not None:
+            stop(receiver[0])
+    if backend == "postgresql":
+        for floor in FLOORS:
+            if floor == "roundtrip" or floor in cases.split(","):
+                results += bare_reference(wrk, data, floor, concurrencies, duration, workers)
     locked = (
         (RESULTS / f"serve-{backend}.log").read_text(errors="replace").count("database is locked")
     )
-    return results, {"seed_seconds": round(data.seconds, 1), "database_is_locked": locked}
+    return results, {
+        "seed_seconds": round(data.seconds, 1),
+        "database_is_locked": locked,
+        "webhook_deliveries_received": delivered,
+    }
+
+
+def start_receiver() -> tuple[subprocess.Popen[bytes], str]:
+    """bench/receiver.py on a free port: the webhook endpoint the runs are subscribed to."""
+    port = free_port()
+    proc = start(
+        [
+            str(BIN / "uvicorn"),
+            "receiver:app",
+            "--app-dir",
+            str(BENCH),
+            "--port",
+            str(port),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ],
+        dict(os.environ),
+        RESULTS / "receiver.log",
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_ready(f"{url}/count")
+    return proc, url
+
+
+def subscribe(base: str, s: seed.Seeded, receiver: str) -> None:
+    """One webhook endpoint subscribed to every event type of the workspace."""
+    made = httpx.post(
+        f"{base}/api/webhook",
+        json={"url": f"{receiver}/hook", "eventTypes": ["*"]},
+        headers={"Authorization": f"Bearer {s.api_key}", "x-workspace-id": s.workspace_id},
+        timeout=10,
+    )
+    made.raise_for_status()
+
+
+def received(receiver: str) -> int:
+    return int(httpx.get(f"{receiver}/count", timeout=10).text)
 
 
 def bare_reference(
-    wrk: str, data: seed.Seeded, concurrencies: list[int], duration: int, workers: int
+    wrk: str, data: seed.Seeded, floor: str, concurrencies: list[int], duration: int, workers: int
 ) -> list[Result]:
-    """GET contact by id without chatcrm around the query (bench/bare_query.py)."""
+    """One floor of bench/bare_query.py: the statement without chatcrm around it."""
     ids = RESULTS / "contact_ids.txt"
     ids.write_text("\n".join(data.contact_ids))
     port = free_port()
@@ -355,6 +420,7 @@ def bare_reference(
         "CHATCRM_BARE_URL": data.database_url,
         "CHATCRM_BARE_WORKSPACE": data.workspace_id,
         "CHATCRM_BARE_IDS": str(ids),
+        "CHATCRM_BARE_CASE": floor,
     }
     proc = start(
         [
@@ -383,9 +449,9 @@ def bare_reference(
         run_wrk(wrk, f"http://127.0.0.1:{port}/", lua, 16, 2)
         for c in concurrencies:
             r = run_wrk(wrk, f"http://127.0.0.1:{port}/", lua, c, duration)
-            out.append(measured("postgresql", REFERENCE[0], c, r))
+            out.append(measured("postgresql", f"floor_{floor}", c, r))
             print(
-                f"bench: floor bare GET c={c}: {r['rps']:.0f} req/s, p99 {r['p99_ms']:.1f} ms",
+                f"bench: floor {floor} c={c}: {r['rps']:.0f} req/s, p99 {r['p99_ms']:.1f} ms",
                 flush=True,
             )
     finally:
@@ -408,8 +474,16 @@ def main() -> None:
     parser.add_argument(
         "--rate-limit",
         type=float,
-        default=0,
-        help="CHATCRM_RATE_LIMIT of the server (0: off); above the load to measure its cost",
+        default=DEFAULT_RATE_LIMIT,
+        help="CHATCRM_RATE_LIMIT of the server (0: off); by default above the load, so the "
+        "limiter runs on every request and refuses none",
+    )
+    parser.add_argument(
+        "--no-webhook",
+        dest="webhook",
+        action="store_false",
+        help="no webhook subscribed (by default one endpoint, on a local receiver, is "
+        "subscribed to every event, and delivered to while the load runs)",
     )
     args = parser.parse_args()
     if args.quick:
@@ -432,6 +506,7 @@ def main() -> None:
             args.size,
             args.cases,
             args.rate_limit,
+            args.webhook,
         )
         for r in results:
             r.ratio = round(r.rps / roof[r.concurrency], 4)
@@ -449,6 +524,7 @@ def main() -> None:
             "workers": args.workers,
             "size": args.size,
             "rate_limit": args.rate_limit,
+            "webhook_subscribed": args.webhook,
         },
         "ceiling_rps": {str(c): round(v, 1) for c, v in roof.items()},
         "notes": notes,
@@ -459,26 +535,32 @@ def main() -> None:
 
 
 def print_table(report: dict[str, Any], results: list[Result]) -> None:
-    labels = dict([*CASES, REFERENCE])
+    labels = dict(CASES) | {f"floor_{k}": v for k, v in FLOORS.items()}
     print()
     print(
         "ceiling (bare ASGI, same server and workers): "
         + ", ".join(f"c={c}: {v:.0f} req/s" for c, v in report["ceiling_rps"].items())
     )
     print(
-        f"{'backend':<11}{'case':<34}{'c':>4}{'req/s':>10}{'ratio':>8}{'p50 ms':>9}"
+        f"{'backend':<11}{'case':<38}{'c':>4}{'req/s':>10}{'ratio':>8}{'p50 ms':>9}"
         f"{'p99 ms':>9}{'errors':>8}"
     )
     for r in results:
         flag = "" if r.valid else "  INVALID"
         print(
-            f"{r.backend:<11}{labels[r.case]:<34}{r.concurrency:>4}{r.rps:>10.0f}"
+            f"{r.backend:<11}{labels[r.case]:<38}{r.concurrency:>4}{r.rps:>10.0f}"
             f"{(r.ratio or 0):>8.3f}{r.p50_ms:>9.1f}{r.p99_ms:>9.1f}{r.errors:>8}{flag}"
         )
+    settings = report["settings"]
+    print(
+        f"rate limit {settings['rate_limit']:g}/s per key; "
+        f"webhook subscribed: {'yes' if settings['webhook_subscribed'] else 'no'}"
+    )
     for backend, info in report["notes"].items():
         print(
             f"{backend}: seeded in {info['seed_seconds']} s; "
-            f"'database is locked' in server log: {info['database_is_locked']}"
+            f"'database is locked' in server log: {info['database_is_locked']}; "
+            f"webhook deliveries received: {info['webhook_deliveries_received']}"
         )
     print(f"written: {RESULTS / 'latest.json'}")
 
