@@ -334,6 +334,7 @@ def bench_backend(
     receiver = start_receiver() if webhook else None
     try:
         wait_ready(f"{base}/ready")
+        published(url)
         if receiver is not None:
             subscribe(base, data, receiver[1])
         token = page_50_token(base, data)
@@ -368,6 +369,18 @@ def bench_backend(
         "database_is_locked": locked,
         "webhook_deliveries_received": delivered,
     }
+
+
+def published(url: str, timeout: float = 600) -> None:
+    """Wait for the server's publisher to give the seed's events their feed positions, then
+    gather statistics again: otherwise that catch-up (and, once a webhook is subscribed,
+    the delivery of every seeded event) would run during the first cases."""
+    deadline = time.monotonic() + timeout
+    while (left := asyncio.run(seed.unpublished(url))) > 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{left} events still unpublished after {timeout:.0f} s")
+        time.sleep(1)
+    asyncio.run(seed.analyze(url))
 
 
 def start_receiver() -> tuple[subprocess.Popen[bytes], str]:

@@ -136,6 +136,17 @@ async def analyze(url: str) -> None:
         await engine.dispose()
 
 
+async def unpublished(url: str) -> int:
+    """Events not yet given their feed position (the publisher of a running server does)."""
+    engine = standalone_engine(url, Settings(database_url=url))
+    try:
+        async with engine.connect() as conn:
+            result = await conn.execute(text("SELECT count(*) FROM events WHERE position IS NULL"))
+            return int(result.scalar_one())
+    finally:
+        await engine.dispose()
+
+
 async def _in_batches(make: Any, count: int, width: int = 32) -> None:
     for start in range(0, count, width):
         await asyncio.gather(*(make(i) for i in range(start, min(count, start + width))))
