@@ -85,6 +85,9 @@ class Result:
     errors: int
     ratio: float | None = None
     valid: bool = True
+    # Seconds after the run until its events were published and their webhook deliveries
+    # made (the deliveries' lag behind the load).
+    settled_s: float | None = None
 
 
 def lua_list(values: list[str]) -> str:
@@ -334,7 +337,8 @@ def bench_backend(
     receiver = start_receiver() if webhook else None
     try:
         wait_ready(f"{base}/ready")
-        published(url)
+        settled(url)
+        asyncio.run(seed.analyze(url))  # the feed positions are new since the seed's
         if receiver is not None:
             subscribe(base, data, receiver[1])
         token = page_50_token(base, data)
@@ -345,11 +349,14 @@ def bench_backend(
             lua.write_text(script(case, data, token))
             run_wrk(wrk, base, lua, 16, 2)  # warm-up
             for c in concurrencies:
+                settled(url)
                 result = measured(backend, case, c, run_wrk(wrk, base, lua, c, duration))
+                result.settled_s = round(settled(url), 1)
                 results.append(result)
                 print(
                     f"bench: {backend} {case} c={c}: {result.rps:.0f} req/s, "
-                    f"p99 {result.p99_ms:.1f} ms, errors {result.errors}",
+                    f"p99 {result.p99_ms:.1f} ms, errors {result.errors}, "
+                    f"deliveries done {result.settled_s} s after",
                     flush=True,
                 )
     finally:
@@ -371,16 +378,16 @@ def bench_backend(
     }
 
 
-def published(url: str, timeout: float = 600) -> None:
-    """Wait for the server's publisher to give the seed's events their feed positions, then
-    gather statistics again: otherwise that catch-up (and, once a webhook is subscribed,
-    the delivery of every seeded event) would run during the first cases."""
-    deadline = time.monotonic() + timeout
-    while (left := asyncio.run(seed.unpublished(url))) > 0:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{left} events still unpublished after {timeout:.0f} s")
-        time.sleep(1)
-    asyncio.run(seed.analyze(url))
+def settled(url: str, timeout: float = 900) -> float:
+    """Wait until the server has published every event and made every webhook delivery of
+    the changes so far; the seconds it took. Each run starts from there: otherwise the
+    seed's events, or an earlier case's deliveries, would be worked off during it."""
+    start = time.monotonic()
+    while (left := asyncio.run(seed.backlog(url))) > 0:
+        if time.monotonic() - start > timeout:
+            raise RuntimeError(f"{left} events or deliveries still pending after {timeout:.0f} s")
+        time.sleep(0.5)
+    return time.monotonic() - start
 
 
 def start_receiver() -> tuple[subprocess.Popen[bytes], str]:
@@ -556,18 +563,20 @@ def print_table(report: dict[str, Any], results: list[Result]) -> None:
     )
     print(
         f"{'backend':<11}{'case':<38}{'c':>4}{'req/s':>10}{'ratio':>8}{'p50 ms':>9}"
-        f"{'p99 ms':>9}{'errors':>8}"
+        f"{'p99 ms':>9}{'errors':>8}{'lag s':>7}"
     )
     for r in results:
         flag = "" if r.valid else "  INVALID"
         print(
             f"{r.backend:<11}{labels[r.case]:<38}{r.concurrency:>4}{r.rps:>10.0f}"
-            f"{(r.ratio or 0):>8.3f}{r.p50_ms:>9.1f}{r.p99_ms:>9.1f}{r.errors:>8}{flag}"
+            f"{(r.ratio or 0):>8.3f}{r.p50_ms:>9.1f}{r.p99_ms:>9.1f}{r.errors:>8}"
+            f"{'' if r.settled_s is None else f'{r.settled_s:.1f}':>7}{flag}"
         )
     settings = report["settings"]
     print(
         f"rate limit {settings['rate_limit']:g}/s per key; "
-        f"webhook subscribed: {'yes' if settings['webhook_subscribed'] else 'no'}"
+        f"webhook subscribed: {'yes' if settings['webhook_subscribed'] else 'no'}; "
+        "lag: seconds after the run until its events were published and delivered"
     )
     for backend, info in report["notes"].items():
         print(

@@ -136,12 +136,18 @@ async def analyze(url: str) -> None:
         await engine.dispose()
 
 
-async def unpublished(url: str) -> int:
-    """Events not yet given their feed position (the publisher of a running server does)."""
+async def backlog(url: str) -> int:
+    """What a running server still has to do for the changes made so far: events not yet
+    given their feed position, and webhook deliveries not yet made."""
     engine = standalone_engine(url, Settings(database_url=url))
     try:
         async with engine.connect() as conn:
-            result = await conn.execute(text("SELECT count(*) FROM events WHERE position IS NULL"))
+            result = await conn.execute(
+                text(
+                    "SELECT (SELECT count(*) FROM events WHERE position IS NULL)"
+                    " + (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')"
+                )
+            )
             return int(result.scalar_one())
     finally:
         await engine.dispose()
