@@ -552,6 +552,7 @@ def main() -> None:
     }
     (RESULTS / args.output).write_text(json.dumps(report, indent=2) + "\n")
     print_table(report, all_results)
+    print(f"written: {RESULTS / args.output}")
 
 
 def print_table(report: dict[str, Any], results: list[Result]) -> None:
@@ -584,7 +585,6 @@ def print_table(report: dict[str, Any], results: list[Result]) -> None:
             f"'database is locked' in server log: {info['database_is_locked']}; "
             f"webhook deliveries received: {info['webhook_deliveries_received']}"
         )
-    print(f"written: {RESULTS / 'latest.json'}")
 
 
 if __name__ == "__main__":
