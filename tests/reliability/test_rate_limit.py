@@ -175,7 +175,7 @@ def test_rate_limit_zero_turns_limiting_off(settings: Settings, database_url: st
 
 
 def test_default_limit_is_100_per_second_with_bursts_of_200(database_url: str) -> None:
-    settings = Settings(database_url=database_url, access_log=False)
+    settings = Settings(database_url=database_url, access_log=False, dispatch=False)
     assert (settings.rate_limit, settings.default_burst) == (100, 200)
     with limited_api(settings, database_url) as api:
         assert limits(cheap(api))[:2] == (200, 199)
@@ -186,7 +186,7 @@ def test_the_burst_follows_the_rate_when_only_the_rate_is_set(
 ) -> None:
     monkeypatch.setenv("CHATCRM_RATE_LIMIT", "2")
     monkeypatch.delenv("CHATCRM_RATE_BURST", raising=False)
-    settings = Settings(database_url=database_url, access_log=False)
+    settings = Settings(database_url=database_url, access_log=False, dispatch=False)
     with limited_api(settings, database_url) as api:
         answers = [cheap(api) for _ in range(6)]
         assert limits(answers[0])[:2] == (4, 3)  # bursts of twice the rate
@@ -197,11 +197,11 @@ def test_the_burst_follows_the_rate_when_only_the_rate_is_set(
 def test_rate_limit_is_read_from_the_environment(monkeypatch: Any, database_url: str) -> None:
     monkeypatch.setenv("CHATCRM_RATE_LIMIT", "3")
     monkeypatch.setenv("CHATCRM_RATE_BURST", "7")
-    settings = Settings(database_url=database_url, access_log=False)
+    settings = Settings(database_url=database_url, access_log=False, dispatch=False)
     with limited_api(settings, database_url) as api:
         assert limits(cheap(api))[:2] == (7, 6)
     monkeypatch.setenv("CHATCRM_RATE_LIMIT", "0")
-    with limited_api(Settings(database_url=database_url), database_url) as api:
+    with limited_api(Settings(database_url=database_url, dispatch=False), database_url) as api:
         no_limit_headers(cheap(api))
 
 

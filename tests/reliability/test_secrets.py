@@ -69,7 +69,7 @@ def test_a_right_id_with_a_wrong_secret_is_401(settings: Settings, database_url:
 def test_a_revoked_key_stops_working_within_a_second(database_url: str) -> None:
     """A key cached for 5 s is dropped within 1 s of its revocation: told by a notification
     on PostgreSQL, by the key-change counter on SQLite."""
-    settings = Settings(database_url=database_url, rate_limit=0, access_log=False)
+    settings = Settings(database_url=database_url, rate_limit=0, access_log=False, dispatch=False)
     assert settings.key_cache_ttl == 5.0
     account = new_account(database_url)
     _, other_key = add_key(database_url, account.account_id)
