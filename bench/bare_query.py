@@ -10,6 +10,9 @@ chatcrm's could reach it here.
 - `get_contact`: chatcrm's own compiled read of a random contact;
 - `update_contact`: `UPDATE contacts SET name, modified_at` of a random contact, in
   autocommit — less than Update Contact does (no `RETURNING`, no event, no checks);
+- `update_contact_event`: the same `UPDATE` and, in the same statement, the insert of its
+  event (a body of the size of a real `contact.updated` event) into the outbox: the least
+  an update costs when, as contract D requires, no change commits without its event;
 - `list_first_page`: chatcrm's own compiled first page of contacts (20 records).
 
 Also configured by the environment: CHATCRM_BARE_URL (PostgreSQL URL),
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import os
 import random
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +60,22 @@ _UPDATE = compiled(
     "postgresql",
 )
 
+# A data-modifying CTE, as chatcrm's own evented update (records/evented_update.py): one
+# round trip, one commit, the event written with the change. It stays unpublished: no
+# publisher runs beside a floor.
+_UPDATE_EVENT = compiled(
+    text(
+        "WITH changed AS (UPDATE contacts SET name = :name, modified_at = now() "
+        "WHERE workspace_id = :_ws AND id = :_id RETURNING workspace_id, id) "
+        "INSERT INTO events (workspace_id, id, seq, type, record_id, created_at, body) "
+        "SELECT changed.workspace_id, :event_id, nextval('events_seq'), 'contact.updated', "
+        "changed.id, now(), :body FROM changed"
+    ),
+    "postgresql",
+)
+# About the size of a contact.updated event's body (docs/performance.md 5: ~1.5 KB).
+_BODY = orjson.dumps({"type": "contact.updated", "data": {"padding": "x" * 1400}}).decode()
+
 
 async def _get_pool() -> asyncpg.Pool:
     global _pool
@@ -84,6 +104,17 @@ async def _answer(conn: asyncpg.Connection) -> Any:
             {"name": f"n{random.random()}", "_ws": _WORKSPACE, "_id": random.choice(_IDS)}
         )
         return await conn.execute(_UPDATE.sql, *args)
+    if _CASE == "update_contact_event":
+        args = _UPDATE_EVENT.args(
+            {
+                "name": f"n{random.random()}",
+                "_ws": _WORKSPACE,
+                "_id": random.choice(_IDS),
+                "event_id": f"evt_{uuid.uuid4().hex}",
+                "body": _BODY,
+            }
+        )
+        return await conn.execute(_UPDATE_EVENT.sql, *args)
     if _CASE == "list_first_page":
         args = _LIST.args({"_ws": _WORKSPACE, "_limit": 21})
         return [dict(r) for r in (await conn.fetch(_LIST.sql, *args))[:20]]
