@@ -137,14 +137,16 @@ async def analyze(url: str) -> None:
 
 
 async def backlog(url: str) -> int:
-    """What a running server still has to do for the changes made so far: events not yet
-    given their feed position, and webhook deliveries not yet made."""
+    """What a running server still has to do for the changes made so far: events whose
+    deliveries an enabled endpoint has not queued yet, and deliveries not yet made."""
     engine = standalone_engine(url, Settings(database_url=url))
     try:
         async with engine.connect() as conn:
             result = await conn.execute(
                 text(
-                    "SELECT (SELECT count(*) FROM events WHERE position IS NULL)"
+                    "SELECT (SELECT count(*) FROM events e JOIN webhooks w"
+                    " ON w.workspace_id = e.workspace_id AND w.enabled"
+                    " AND (e.txid, e.seq) > (w.feed_txid, w.feed_seq))"
                     " + (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')"
                 )
             )

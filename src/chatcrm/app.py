@@ -86,7 +86,7 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
         # One LISTEN connection per process (PostgreSQL): events published elsewhere, and
         # keys revoked or changed anywhere (dropped from this process's cache at once).
         notified: dict[str, Handler] = {
-            NOTIFY_CHANNEL: lambda _: publisher.published(),
+            NOTIFY_CHANNEL: lambda _: publisher.notified(),
             KEYS_CHANNEL: app.state.auth_cache.key_notified,
         }
         stop = asyncio.Event()

@@ -11,8 +11,11 @@ from sqlalchemy import select, text
 from sqlalchemy.sql import Executable
 
 from chatcrm.config import Settings
+from chatcrm.db.database import Database
 from chatcrm.db.engine import standalone_engine
 from chatcrm.db.schema import webhook_deliveries, webhooks
+from chatcrm.events import feed
+from chatcrm.events.publisher import publish_pending
 from tests.client import Api, ok_data, unique
 
 # Public-looking receivers that do not resolve here: saved without a resolver's answer
@@ -134,8 +137,29 @@ def set_webhook(database_url: str, workspace_id: str, webhook_id: str, **columns
     )
 
 
-def publish(api: Api) -> None:
-    """Have the workspace's committed events published (given their feed positions, their
-    first deliveries queued) before going on: a read of the feed does it (read your writes).
-    """
-    ok_data(api.get("/api/events", params={"pageSize": "1"}))
+def publish(api: Api, database_url: str) -> None:
+    """Have the deliveries of the workspace's committed events queued before going on: the
+    publisher's step run here until every enabled endpoint of the workspace has passed
+    the feed's end (the app's own publisher may be holding an endpoint meanwhile)."""
+    end = ok_data(api.get("/api/events", params={"after": "end", "pageSize": "1"}))["next"]
+
+    async def run() -> None:
+        db = Database(Settings(database_url=database_url))
+        try:
+            for _ in range(500):
+                await publish_pending(db)
+                async with db.session() as conn:
+                    place = await feed.end_place(conn, api.ws)
+                    rows = await conn.fetch(
+                        select(webhooks.c.feed_txid, webhooks.c.feed_seq).where(
+                            webhooks.c.workspace_id == api.ws, webhooks.c.enabled.is_(True)
+                        )
+                    )
+                if end is None or all((r["feed_txid"], r["feed_seq"]) >= place for r in rows):
+                    return
+                await asyncio.sleep(0.01)
+            raise AssertionError("the publisher did not reach the feed's end")
+        finally:
+            await db.dispose()
+
+    asyncio.run(run())

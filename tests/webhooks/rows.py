@@ -18,6 +18,7 @@ from chatcrm.core.ids import new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Database
 from chatcrm.db.schema import events, webhook_deliveries, webhooks
+from chatcrm.events.outbox import NOT_IN_FEED
 
 _seq = itertools.count(int.from_bytes(os.urandom(4), "big"))
 
@@ -88,7 +89,7 @@ def event_body(event_id: str, workspace_id: str, created_at: datetime) -> str:
 
 
 async def add_event(db: Database, workspace_id: str, *, created_at: datetime | None = None) -> str:
-    """An event row out of the feed (position 0, as a test event), so that no publisher
+    """An event row out of the feed (as a test event), so that no publisher
     running beside the test queues deliveries for it: the tests queue their own."""
     event_id = "evt_" + random_bytes.token_hex(12)
     created_at = created_at or utcnow()
@@ -99,7 +100,7 @@ async def add_event(db: Database, workspace_id: str, *, created_at: datetime | N
                 "workspace_id": workspace_id,
                 "id": event_id,
                 "seq": next(_seq),
-                "position": 0,
+                "txid": NOT_IN_FEED,
                 "type": "contact.updated",
                 "record_id": None,
                 "created_at": created_at,

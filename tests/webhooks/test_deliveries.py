@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from chatcrm.config import Settings
-from chatcrm.core.errors import ValidationFailed
 from chatcrm.db.database import Database
-from chatcrm.events.outbox import write_event
+from chatcrm.events.outbox import NOT_IN_FEED, write_event
+from chatcrm.events.publisher import publish_pending
 from chatcrm.webhooks import deliveries
 from tests.client import Api, error, error_fields, ok_data
 from tests.webhooks import hooks
@@ -46,7 +46,7 @@ def replay(api: Api, webhook_id: str, body: Any) -> int:
 def stored_event(database_url: str, workspace_id: str, event_id: str) -> dict[str, Any]:
     rows = hooks.sql(
         database_url,
-        "SELECT type, position, record_id, body FROM events WHERE workspace_id = :ws AND id = :id",
+        "SELECT type, txid, record_id, body FROM events WHERE workspace_id = :ws AND id = :id",
         {"ws": workspace_id, "id": event_id},
     )
     assert len(rows) == 1
@@ -64,7 +64,7 @@ def test_test_queues_a_webhook_test_event_for_this_endpoint_only(
     assert event_id.startswith("evt_")
     event = stored_event(database_url, api.ws, event_id)
     assert event["type"] == "webhook.test"
-    assert event["position"] == 0  # never in the feed
+    assert event["txid"] == NOT_IN_FEED
     body = json.loads(event["body"])
     assert body["type"] == "webhook.test" and body["id"] == event_id
     assert body["data"] == {"webhookId": target["id"]}
@@ -241,7 +241,7 @@ def test_replay_one_event_queues_it_again_even_when_it_succeeded(
     # A contact's event, whatever the endpoint's eventTypes say: the caller named it.
     hooks.update(api, made["id"], eventTypes=["opportunity.*"])
     contact = api.create_contact()
-    hooks.publish(api)
+    hooks.publish(api, database_url)
     [contact_event] = hooks.sql(
         database_url,
         "SELECT id FROM events WHERE workspace_id = :ws AND record_id = :id",
@@ -265,7 +265,7 @@ def test_replay_since_queues_the_feed_events_the_endpoint_takes(
     api.set_contact(later["id"], name="Renamed")
     api.create_opportunity()
     hooks.queue_test(api, everything["id"])  # webhook.test: never in the feed, never replayed
-    hooks.publish(api)
+    hooks.publish(api, database_url)
     since = {"since": later["creationDate"]}  # its event's time: included (at or after)
     assert replay(api, contacts_only["id"], since) == 2
     assert replay(api, everything["id"], since) == 3
@@ -284,40 +284,38 @@ def test_replay_since_queues_the_feed_events_the_endpoint_takes(
         assert delivery["status"] == "pending"
 
 
-def test_replay_leaves_events_not_yet_in_the_feed_to_the_publisher(
-    api: Api, database_url: str
-) -> None:
-    """An event committed but not yet given its feed position still has its first
-    deliveries ahead (the publisher queues them): a replay does not take it. Checked in
-    the event's own transaction, where the running publisher cannot see it yet."""
+def test_a_replay_before_the_publisher_is_the_one_delivery(api: Api, database_url: str) -> None:
+    """An event replayed in the very transaction that writes it (so before any publisher
+    can see it) is queued by the replay; the publisher, coming after, leaves that row as
+    it is: one delivery, pending, no attempt."""
     made = hooks.create(api)
 
-    async def run() -> None:
+    async def run() -> str:
         db = Database(Settings(database_url=database_url))
-        conn = db.connection()
         try:
-            await conn.begin()
-            event_id = await write_event(
-                conn,
-                workspace_id=api.ws,
-                type="contact.created",
-                record_id=None,
-                record_version=None,
-                changed=[],
-                data={},
-                now=datetime.now(UTC),
-            )
-            kw: dict[str, Any] = {"workspace_id": api.ws, "webhook_id": made["id"]}
-            with pytest.raises(ValidationFailed) as refused:
-                await deliveries.replay(conn, **kw, body={"eventId": event_id})
-            [problem] = refused.value.errors or []
-            assert problem.field == "eventId" and "not in the feed yet" in problem.message
-            assert await deliveries.replay(conn, **kw, body={"since": "2000-01-01"}) == 0
+            async with db.transaction() as conn:
+                event_id = await write_event(
+                    conn,
+                    workspace_id=api.ws,
+                    type="contact.created",
+                    record_id=None,
+                    record_version=None,
+                    changed=[],
+                    data={},
+                    now=datetime.now(UTC),
+                )
+                kw: dict[str, Any] = {"workspace_id": api.ws, "webhook_id": made["id"]}
+                assert await deliveries.replay(conn, **kw, body={"eventId": event_id}) == 1
+            await publish_pending(db)
+            return event_id
         finally:
-            await conn.finish(commit=False)
             await db.dispose()
 
-    asyncio.run(run())
+    event_id = asyncio.run(run())
+    hooks.publish(api, database_url)
+    rows = [d for d in page(api, made["id"])["data"] if d["eventId"] == event_id]
+    assert len(rows) == 1
+    assert rows[0]["status"] == "pending"
 
 
 @pytest.mark.parametrize(

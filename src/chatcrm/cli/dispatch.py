@@ -32,7 +32,7 @@ def check_schedule(settings: Settings) -> None:
 @click.command()
 @database_url_option
 def dispatch(database_url: str | None) -> None:
-    """Send webhook deliveries (and publish events) until SIGTERM or SIGINT."""
+    """Send webhook deliveries (and queue those of new events) until SIGTERM or SIGINT."""
     from chatcrm import logs
 
     settings = settings_for(database_url)
@@ -73,12 +73,12 @@ async def _dispatch(settings: Settings) -> None:
 
 
 def _start_publisher(running: RunningDispatcher, stop: asyncio.Event) -> list[asyncio.Task[None]]:
-    """`chatcrm dispatch` also publishes events (feed positions, the deliveries of each
-    event), so deliveries go out even when no `serve` process runs; on PostgreSQL it is
-    woken by the other processes' notifications."""
+    """`chatcrm dispatch` also queues the deliveries of new events (events/publisher.py),
+    so deliveries go out even when no `serve` process runs; on PostgreSQL it is woken by
+    the other processes' notifications."""
     publisher = Publisher(running.db, on_published=[running.dispatcher.wake])
     tasks = [asyncio.create_task(publisher.run(stop), name="event publisher")]
     if running.db.is_postgres:
-        handlers = {NOTIFY_CHANNEL: lambda _: publisher.published()}
+        handlers = {NOTIFY_CHANNEL: lambda _: publisher.notified()}
         tasks.append(asyncio.create_task(listen_forever(running.db, handlers)))
     return tasks

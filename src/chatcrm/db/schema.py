@@ -239,41 +239,29 @@ opportunity_code_counters = Table(
 
 # --- events and webhooks (contract D) ---------------------------------------------------------
 
-# The outbox: one row per event, written in the transaction of the change it records.
-# `seq` is the order of insertion; `position` the order of the feed, handed out after commit
-# by the publisher (events/publisher.py) in commit order, so a reader never sees a position
-# appear behind one it has passed. position 0: an event that is never in the feed
-# (webhook.test, delivered to one endpoint only).
+# The outbox: one row per event, written once, in the transaction of the change it records.
+# Its place in the feed is fixed at that INSERT: `txid`, then `seq` (events/feed.py says why
+# readers never see an event appear behind one they have passed). `seq` is the order of
+# insertion. `txid` is, on PostgreSQL, the writing transaction's id (raised to the record's
+# last event's when that is higher), set by a trigger (migration 0008); on SQLite 0, its one
+# writer making `seq` commit order; -1 for an event never in the feed (webhook.test,
+# delivered to one endpoint only).
 events = Table(
     "events",
     metadata,
     Column("workspace_id", ID, nullable=False),
     Column("id", String(40), nullable=False),
     Column("seq", BigInteger, nullable=False),
-    Column("position", BigInteger, nullable=True),
     Column("type", String(40), nullable=False),
     Column("record_id", ID, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("body", Text, nullable=False),  # the event object, as JSON, as sent and shown
+    Column("txid", BigInteger, nullable=False, server_default=text("0")),
     PrimaryKeyConstraint("workspace_id", "id"),
     ForeignKeyConstraint(["workspace_id"], ["workspaces.id"]),
-    Index("ix_events_feed", "workspace_id", "position"),
-    Index("ix_events_record", "workspace_id", "record_id", "position"),
-    Index(
-        "ix_events_unpublished",
-        "seq",
-        sqlite_where=text("position IS NULL"),
-        postgresql_where=text("position IS NULL"),
-    ),
+    Index("ix_events_feed", "workspace_id", "txid", "seq"),
+    Index("ix_events_record", "workspace_id", "record_id", "txid", "seq"),
     Index("ix_events_created", "created_at"),
-)
-
-# The last feed position handed out (one row). Its row lock is the publishers' mutex.
-event_positions = Table(
-    "event_positions",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=False),
-    Column("last_position", BigInteger, nullable=False),
 )
 
 webhooks = Table(
@@ -293,6 +281,10 @@ webhooks = Table(
     Column("consecutive_failures", Integer, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # The feed position (txid, seq) through which this endpoint's deliveries are queued
+    # (events/publisher.py); moved to the feed's end when it is created or enabled.
+    Column("feed_txid", BigInteger, nullable=False, server_default=text("0")),
+    Column("feed_seq", BigInteger, nullable=False, server_default=text("0")),
     PrimaryKeyConstraint("workspace_id", "id"),
     ForeignKeyConstraint(["workspace_id"], ["workspaces.id"]),
     Index("ix_webhooks_list", "workspace_id", "created_at", "id"),

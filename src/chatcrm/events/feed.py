@@ -1,4 +1,4 @@
-"""Reading published events: the feed of a workspace (contract D.2) and the history of one
+"""Reading events: the feed of a workspace (contract D.2) and the history of one
 record (D.3), oldest first, after a cursor that is an event id."""
 
 from __future__ import annotations
@@ -8,12 +8,22 @@ from functools import cache
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, Select, bindparam, literal_column, or_, select
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Select,
+    bindparam,
+    literal_column,
+    or_,
+    select,
+    tuple_,
+)
 
 from chatcrm.core import messages as m
 from chatcrm.core.errors import FieldError, ServiceError
 from chatcrm.db.database import Connection
 from chatcrm.db.schema import events
+from chatcrm.events.outbox import IN_FEED
 from chatcrm.events.types import FAMILIES, RECORD_TYPES, family
 
 MAX_WAIT_SECONDS = 30.0
@@ -65,10 +75,35 @@ class Page:
     next: str | None
 
 
-# By the primary key alone (the position is judged below): with `position > 0` in the
-# WHERE a planner whose statistics date from before the events were published may walk
-# the workspace's feed index instead.
-_CURSOR = select(events.c.position, events.c.record_id).where(
+# A place in the feed: (txid, seq). Events are read in that order, and only those whose
+# txid is below every transaction still running (the gate, PostgreSQL): an event not yet
+# committed has a txid at or above that bound (its trigger takes the transaction's own id,
+# or a higher one), so it can never appear behind a place a reader has passed. The txid of
+# an event is raised to its record's previous event's (migration 0008's trigger) so that a
+# record's events keep their version order even when a transaction that took its id
+# earlier wrote after another. SQLite's one writer makes `seq` commit order: no gate.
+Place = tuple[int, int]
+START: Place = (IN_FEED, 0)  # before the oldest event (seq starts at 1; -1 is never listed)
+
+_GATE = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+_HORIZON = "pg_snapshot_xmax(pg_current_snapshot())::text::bigint"
+
+
+def visible(dialect: str) -> list[ColumnElement[bool]]:
+    """The gate: events every reader may pass (none needed on SQLite)."""
+    if dialect == "sqlite":
+        return []
+    # Evaluated where the events are: on Citus a SELECT's functions run on the worker that
+    # holds the workspace's shard, whose transaction ids the events carry.
+    return [events.c.txid < literal_column(_GATE)]
+
+
+def after_place(place_params: tuple[str, str] = ("_txid", "_seq")) -> ColumnElement[bool]:
+    c = events.c
+    return tuple_(c.txid, c.seq) > tuple_(bindparam(place_params[0]), bindparam(place_params[1]))
+
+
+_CURSOR = select(events.c.txid, events.c.seq, events.c.record_id).where(
     events.c.workspace_id == bindparam("_ws"), events.c.id == bindparam("_id")
 )
 
@@ -76,34 +111,68 @@ _CURSOR = select(events.c.position, events.c.record_id).where(
 # `after=end`: the feed's current end, so a client that only wants what happens from now
 # on does not page through every retained event first (the console's live updates).
 END = "end"
-_LAST = (
-    select(events.c.id)
-    .where(events.c.workspace_id == bindparam("_ws"), events.c.position > 0)
-    .order_by(events.c.position.desc())
+
+
+@cache
+def _end(dialect: str) -> Select[Any]:
+    c = events.c
+    return (
+        select(c.id, c.txid, c.seq)
+        .where(c.workspace_id == bindparam("_ws"), c.txid >= IN_FEED, *visible(dialect))
+        .order_by(c.txid.desc(), c.seq.desc())
+        .limit(1)
+    )
+
+
+async def last_event(conn: Connection, workspace_id: str) -> str | None:
+    """The id of the workspace's last event a reader may pass (None: it has none)."""
+    row = await conn.fetchrow(_end(conn.dialect), {"_ws": workspace_id})
+    return None if row is None else str(row["id"])
+
+
+async def end_place(conn: Connection, workspace_id: str) -> Place:
+    """The place of the workspace's last event a reader may pass (START: none yet). Any
+    event committed later comes after it."""
+    row = await conn.fetchrow(_end(conn.dialect), {"_ws": workspace_id})
+    return START if row is None else (int(row["txid"]), int(row["seq"]))
+
+
+# The snapshot's bounds, taken where the workspace's events are (on Citus, the worker of its
+# shard): `xmax` at the start of a read names every transaction that had committed by then.
+_SNAPSHOT = (
+    select(
+        literal_column(_GATE, BigInteger).label("xmin"),
+        literal_column(_HORIZON, BigInteger).label("xmax"),
+    )
+    .select_from(events)
+    .where(events.c.workspace_id == bindparam("_ws"))
     .limit(1)
 )
 
 
-async def last_event(conn: Connection, workspace_id: str) -> str | None:
-    """The id of the workspace's last published event (None: it has none)."""
-    found: str | None = await conn.fetchval(_LAST, {"_ws": workspace_id})
-    return found
+async def snapshot(conn: Connection, workspace_id: str) -> tuple[int, int] | None:
+    """(xmin, xmax) of a snapshot taken now (PostgreSQL; None on SQLite, or when the
+    workspace has no events yet)."""
+    if conn.dialect == "sqlite":
+        return None
+    row = await conn.fetchrow(_SNAPSHOT, {"_ws": workspace_id})
+    return None if row is None else (int(row["xmin"]), int(row["xmax"]))
 
 
-async def cursor_position(
+async def cursor_place(
     conn: Connection, workspace_id: str, after: str | None, *, record_id: str | None = None
-) -> int:
-    """The feed position an `after` names (0: from the oldest retained event)."""
+) -> Place:
+    """The feed place an `after` names (START: from the oldest retained event)."""
     if after is None:
-        return 0
+        return START
     row = await conn.fetchrow(_CURSOR, {"_ws": workspace_id, "_id": after})
     if (
         row is None
-        or not row["position"]  # not published yet, or never in the feed (webhook.test)
+        or row["txid"] < IN_FEED  # never in the feed (webhook.test)
         or (record_id is not None and row["record_id"] != record_id)
     ):
         raise InvalidCursor(after)
-    return int(row["position"])
+    return int(row["txid"]), int(row["seq"])
 
 
 def _type_filter(types: tuple[str, ...]) -> ColumnElement[bool]:
@@ -112,16 +181,16 @@ def _type_filter(types: tuple[str, ...]) -> ColumnElement[bool]:
 
 
 @cache
-def _page_statement(types: tuple[str, ...] | None, by_record: bool) -> Select[Any]:
+def _page_statement(types: tuple[str, ...] | None, by_record: bool, dialect: str) -> Select[Any]:
     c = events.c
     stmt = select(c.id, c.body).where(
-        c.workspace_id == bindparam("_ws"), c.position > bindparam("_after")
+        c.workspace_id == bindparam("_ws"), after_place(), *visible(dialect)
     )
     if by_record:
         stmt = stmt.where(c.record_id == bindparam("_record"))
     if types is not None:
         stmt = stmt.where(_type_filter(types))
-    return stmt.order_by(c.position).limit(bindparam("_size"))
+    return stmt.order_by(c.txid, c.seq).limit(bindparam("_size"))
 
 
 async def read_page(
@@ -129,18 +198,21 @@ async def read_page(
     workspace_id: str,
     *,
     after: str | None,
-    position: int,
+    place: Place,
     size: int,
     types: tuple[str, ...] | None = None,
     record_id: str | None = None,
 ) -> Page:
-    """Up to `size` events after `position`, oldest first. `next` is the last one's id, or
+    """Up to `size` events after `place`, oldest first. `next` is the last one's id, or
     the `after` given when there is none (a client always passes `next` back)."""
-    rows = await conn.fetch(
-        _page_statement(types, record_id is not None),
-        {"_ws": workspace_id, "_after": position, "_record": record_id, "_size": size}
-        if record_id is not None
-        else {"_ws": workspace_id, "_after": position, "_size": size},
-    )
+    params: dict[str, Any] = {
+        "_ws": workspace_id,
+        "_txid": place[0],
+        "_seq": place[1],
+        "_size": size,
+    }
+    if record_id is not None:
+        params["_record"] = record_id
+    rows = await conn.fetch(_page_statement(types, record_id is not None, conn.dialect), params)
     found = [orjson.Fragment(row["body"]) for row in rows]
     return Page(events=found, next=rows[-1]["id"] if rows else after)

@@ -21,7 +21,11 @@ from chatcrm.db.database import Connection
 from chatcrm.db.schema import events
 
 EVENT_ID_PREFIX = "evt_"
-NOT_IN_FEED = 0  # the position of an event delivered to one endpoint and never listed
+# The `txid` of an event in the feed as written: PostgreSQL's trigger replaces it with the
+# transaction's (migration 0008); SQLite keeps it. An event delivered to one endpoint and
+# never listed (webhook.test) is written with NOT_IN_FEED, which no reader passes.
+IN_FEED = 0
+NOT_IN_FEED = -1
 
 
 def new_event_id() -> str:
@@ -74,7 +78,7 @@ def _row(event: NewEvent) -> dict[str, Any]:
     return {
         "workspace_id": event.workspace_id,
         "id": event_id,
-        "position": None if event.in_feed else NOT_IN_FEED,
+        "txid": IN_FEED if event.in_feed else NOT_IN_FEED,
         "type": event.type,
         "record_id": event.record_id,
         "created_at": event.now,
@@ -94,8 +98,8 @@ async def write_event(
     now: datetime,
     in_feed: bool = True,
 ) -> str:
-    """Write one event in the connection's transaction; returns its id. The publisher
-    (events/publisher.py) gives it its feed position once it is committed."""
+    """Write one event in the connection's transaction; returns its id. Its place in the
+    feed is fixed here, by this one INSERT (events/feed.py)."""
     row = _row(NewEvent(workspace_id, type, record_id, record_version, changed, data, now, in_feed))
     await conn.begin()
     await conn.execute(_insert_statement(conn.dialect), row)
@@ -113,4 +117,4 @@ async def write_events(conn: Connection, events: list[NewEvent]) -> None:
     conn.wrote_events = True
 
 
-__all__ = ["NOT_IN_FEED", "NewEvent", "new_event_id", "write_event", "write_events"]
+__all__ = ["IN_FEED", "NOT_IN_FEED", "NewEvent", "new_event_id", "write_event", "write_events"]

@@ -1,17 +1,17 @@
-"""The publisher: gives committed events their feed positions, in commit order, and queues
-their webhook deliveries.
+"""The publisher: queues the webhook deliveries of committed events, and tells waiting feed
+requests and dispatchers, here and in other processes, that events were committed.
 
-Why positions are not drawn at insert: a number drawn inside a transaction is not commit
-order. A writer that draws 10 and commits after another drew 11 and committed would make
-10 appear behind a reader that has already passed 11: a gap. So an event is inserted
-without a position, and positions are handed out after commit by one publisher at a time
-(serialised by the row lock on `event_positions`), to the events it can see, in insertion
-order. A reader sees a prefix of the positions: a publisher's batch becomes visible at its
-commit, and the next publisher starts only after that commit. Events of one record are
-written under its row lock, so insertion order is their version order.
+An event's place in the feed is fixed when it is written (events/feed.py), so nothing is
+written to it afterwards. Each enabled endpoint keeps the feed place through which its
+deliveries are queued (`webhooks.feed_txid, feed_seq`); a step reads the events after it
+that every reader may pass (the feed's own gate: none is skipped), queues those its
+`eventTypes` take, and moves the place, in one transaction that holds the endpoint's row
+(`FOR UPDATE SKIP LOCKED`: the processes that publish at once share the endpoints
+instead of waiting for each other). Every statement names one workspace, so on Citus each
+step runs on the one node of that workspace's shards.
 
-Every worker process runs one; each publishes what any process committed (woken by its own
-commits, by PostgreSQL notifications, or at least once a second).
+Every worker process runs one, woken by its own commits, by PostgreSQL notifications from
+the others, or at least every IDLE_SECONDS.
 """
 
 from __future__ import annotations
@@ -20,56 +20,54 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, bindparam, select, text, update
+from sqlalchemy import Select, bindparam, select, text, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection, Database
 from chatcrm.db.errors import DatabaseError
-from chatcrm.db.idlist import id_list, in_id_list
-from chatcrm.db.schema import event_positions, events, webhook_deliveries, webhooks
+from chatcrm.db.schema import events, webhook_deliveries, webhooks
+from chatcrm.events import feed
 from chatcrm.events.types import matches
 
 log = logging.getLogger("chatcrm.events")
 
 BATCH = 500
 NOTIFY_CHANNEL = "chatcrm_events"
-IDLE_SECONDS = 1.0  # the longest an event committed by a crashed process waits
+# The longest a committed event waits for its deliveries when no wake-up reached this
+# process (another process crashed before telling, or its notification was missed), and,
+# on PostgreSQL, the pause before looking again for events held behind an older
+# transaction still running.
+IDLE_SECONDS = {"sqlite": 1.0, "postgresql": 0.25}
 
-_LOCK = (
-    update(event_positions)
-    .where(event_positions.c.id == 1)
-    .values(last_position=event_positions.c.last_position)
-    .returning(event_positions.c.last_position)
+_w, _e = webhooks.c, events.c
+
+_ENABLED = select(_w.workspace_id, _w.id, _w.feed_txid, _w.feed_seq).where(_w.enabled.is_(true()))
+_HOLD = (
+    select(_w.event_types, _w.feed_txid, _w.feed_seq)
+    .where(_w.workspace_id == bindparam("_ws"), _w.id == bindparam("_wh"), _w.enabled.is_(true()))
+    .with_for_update(skip_locked=True)
 )
-_PENDING = (
-    select(events.c.workspace_id, events.c.id, events.c.type)
-    .where(events.c.position.is_(None))
-    .order_by(events.c.seq)
-    .limit(BATCH)
+_MOVE = (
+    update(webhooks)
+    .where(_w.workspace_id == bindparam("_ws"), _w.id == bindparam("_wh"))
+    .values(feed_txid=bindparam("_to_txid"), feed_seq=bindparam("_to_seq"))
 )
-# In seq order: the partial index of unpublished events is then the plan, whatever the
-# statistics say (taken while most events were still unpublished, they would make a scan
-# of the whole table look cheaper).
-_WORKSPACE_PENDING = (
-    select(events.c.id)
-    .where(events.c.position.is_(None), events.c.workspace_id == bindparam("_ws"))
-    .order_by(events.c.seq)
-    .limit(1)
-)
-_SET_POSITION = (
-    update(events)
-    .where(events.c.workspace_id == bindparam("_ws"), events.c.id == bindparam("_id"))
-    .values(position=bindparam("_pos"))
-)
-_ADVANCE = (
-    update(event_positions)
-    .where(event_positions.c.id == 1)
-    .values(last_position=bindparam("_last"))
-)
+
+
+@cache
+def _after(dialect: str, limit: int) -> Select[Any]:
+    """The events after an endpoint's place that every reader may pass, in feed order."""
+    return (
+        select(_e.id, _e.type, _e.txid, _e.seq)
+        .where(_e.workspace_id == bindparam("_ws"), feed.after_place(), *feed.visible(dialect))
+        .order_by(_e.txid, _e.seq)
+        .limit(limit)
+    )
 
 
 @cache
@@ -83,54 +81,60 @@ def _insert_delivery(dialect: str) -> Any:
 _NOTIFY = text(f"SELECT pg_notify('{NOTIFY_CHANNEL}', '')")
 
 
-@cache
-def _subscribers(dialect: str) -> Select[Any]:
-    c = webhooks.c
-    return select(c.workspace_id, c.id, c.event_types).where(
-        c.enabled.is_(True), in_id_list(c.workspace_id, "_wss", dialect)
-    )
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    workspace_id: str
+    id: str
+    place: feed.Place
 
 
-async def publish_batch(conn: Connection) -> int:
-    """One publisher step in the connection's transaction: up to BATCH events positioned
-    and their deliveries queued. Returns how many were published (commit follows)."""
+async def _enabled(db: Database) -> list[Endpoint]:
+    async with db.session() as conn:
+        rows = await conn.fetch(_ENABLED)
+    return [
+        Endpoint(r["workspace_id"], r["id"], (int(r["feed_txid"]), int(r["feed_seq"])))
+        for r in rows
+    ]
+
+
+def _place_params(place: feed.Place) -> dict[str, int]:
+    return {"_txid": place[0], "_seq": place[1]}
+
+
+async def _has_new(db: Database, endpoint: Endpoint) -> bool:
+    """A read without locks first: an endpoint with nothing new costs one index probe."""
+    async with db.session() as conn:
+        row = await conn.fetchrow(
+            _after(conn.dialect, 1), {"_ws": endpoint.workspace_id, **_place_params(endpoint.place)}
+        )
+    return row is not None
+
+
+async def queue_step(conn: Connection, workspace_id: str, webhook_id: str) -> int | None:
+    """One step for one endpoint in the connection's transaction: up to BATCH events after
+    its place looked at, its deliveries queued, its place moved. Returns how many events
+    were looked at (None: another process holds the endpoint, or it is not enabled)."""
     await conn.begin()
-    last = int(await conn.fetchval(_LOCK))  # waits for any other publisher to commit
-    pending = await conn.fetch(_PENDING)
-    if not pending:
-        return 0
-    await conn.executemany(
-        _SET_POSITION,
-        [
-            {"_ws": row["workspace_id"], "_id": row["id"], "_pos": last + i}
-            for i, row in enumerate(pending, start=1)
-        ],
+    key = {"_ws": workspace_id, "_wh": webhook_id}
+    held = await conn.fetchrow(_HOLD, key)
+    if held is None:
+        return None
+    place = (int(held["feed_txid"]), int(held["feed_seq"]))
+    rows = await conn.fetch(
+        _after(conn.dialect, BATCH), {"_ws": workspace_id, **_place_params(place)}
     )
-    await conn.execute(_ADVANCE, {"_last": last + len(pending)})
-    await _queue_deliveries(conn, pending)
-    if conn.dialect == "postgresql":
-        await conn.execute(_NOTIFY)  # sent at commit: other processes' feeds and dispatchers
-    return len(pending)
-
-
-async def _queue_deliveries(conn: Connection, published: list[dict[str, Any]]) -> None:
-    workspaces = sorted({row["workspace_id"] for row in published})
-    endpoints: dict[str, list[tuple[str, list[str]]]] = {}
-    rows = await conn.fetch(_subscribers(conn.dialect), {"_wss": id_list(workspaces, conn.dialect)})
-    for row in rows:
-        types = json.loads(row["event_types"])
-        endpoints.setdefault(row["workspace_id"], []).append((row["id"], types))
-    if not endpoints:
-        return
+    if not rows:
+        return 0
+    types = json.loads(held["event_types"])
     now = utcnow()
     await conn.executemany(
         _insert_delivery(conn.dialect),
         [
             {
-                "workspace_id": event["workspace_id"],
+                "workspace_id": workspace_id,
                 "webhook_id": webhook_id,
-                "event_id": event["id"],
-                "event_type": event["type"],
+                "event_id": row["id"],
+                "event_type": row["type"],
                 "status": "pending",
                 "attempts": 0,
                 "next_attempt_at": now,
@@ -139,37 +143,29 @@ async def _queue_deliveries(conn: Connection, published: list[dict[str, Any]]) -
                 "last_error": None,
                 "created_at": now,
             }
-            for event in published
-            for webhook_id, types in endpoints.get(event["workspace_id"], ())
-            if matches(types, event["type"])
+            for row in rows
+            if matches(types, row["type"])
         ],
     )
+    last = rows[-1]
+    await conn.execute(_MOVE, {**key, "_to_txid": last["txid"], "_to_seq": last["seq"]})
+    return len(rows)
 
 
 async def publish_pending(db: Database) -> int:
-    """Publish everything committed so far; returns how many events were published."""
+    """Queue the deliveries of every event committed so far that readers may pass; returns
+    how many events were looked at."""
     total = 0
-    while True:
-        async with db.transaction() as conn:
-            count = await publish_batch(conn)
-        total += count
-        if count < BATCH:
-            return total
-
-
-async def catch_up(conn: Connection, workspace_id: str) -> int:
-    """Before a read of the feed or a history: publish the workspace's committed events,
-    so a client reads its own writes (then the connection's work is committed). Returns
-    how many events were published."""
-    if await conn.fetchrow(_WORKSPACE_PENDING, {"_ws": workspace_id}) is None:
-        return 0
-    total = 0
-    while True:
-        count = await publish_batch(conn)
-        await conn.commit()
-        total += count
-        if count < BATCH:
-            return total
+    for endpoint in await _enabled(db):
+        if not await _has_new(db, endpoint):
+            continue
+        while True:
+            async with db.transaction() as conn:
+                count = await queue_step(conn, endpoint.workspace_id, endpoint.id)
+            total += count or 0
+            if count is None or count < BATCH:
+                break
+    return total
 
 
 Hook = Callable[[], None]
@@ -182,28 +178,48 @@ class Publisher:
         self.db = db
         self.on_published = on_published
         self._wake = asyncio.Event()
+        self._committed = False  # events were committed here since the last round
 
     def wake(self) -> None:
+        self._committed = True
         self._wake.set()
 
     def published(self) -> None:
-        """Events were published (here or, told by a notification, elsewhere)."""
+        """Events were committed, or deliveries queued: wake who waits for them here."""
         for hook in self.on_published:
             hook()
 
+    def notified(self) -> None:
+        """Another process committed events (its notification, or None when the listening
+        connection was opened again and one may have been missed)."""
+        self.published()
+        self._wake.set()
+
     async def run(self, stop: asyncio.Event) -> None:
+        idle = IDLE_SECONDS[self.db.dialect]
         while not stop.is_set():
             self._wake.clear()
             try:
+                if self._committed:
+                    self._committed = False
+                    self.published()  # this process's waiting feed requests
+                    await self._tell_others()
                 if await publish_pending(self.db):
-                    self.published()
+                    self.published()  # the dispatcher: deliveries were queued
             except (DatabaseError, OSError) as exc:
-                log.warning("publishing events failed; retrying: %s", exc)
-            except Exception:  # keep publishing whatever one batch did
-                log.exception("publishing events failed; retrying")
+                log.warning("queueing webhook deliveries failed; retrying: %s", exc)
+            except Exception:  # keep publishing whatever one step did
+                log.exception("queueing webhook deliveries failed; retrying")
             try:
-                await asyncio.wait_for(self._wake.wait(), IDLE_SECONDS)
-                # Let the commits of a burst gather into one batch.
+                await asyncio.wait_for(self._wake.wait(), idle)
+                # Let the commits of a burst gather into one round.
                 await asyncio.sleep(0.002)
             except TimeoutError:
                 pass
+
+    async def _tell_others(self) -> None:
+        """Other processes' feed requests and publishers (PostgreSQL): one notification a
+        round, outside the writers' transactions."""
+        if self.db.is_postgres:
+            async with self.db.session() as conn:
+                await conn.execute(_NOTIFY)

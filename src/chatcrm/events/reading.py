@@ -1,4 +1,4 @@
-"""The feed and history requests: catch up, read a page, and (feed) wait for the next event
+"""The feed and history requests: read a page, and (feed) wait for the next event
 without holding a database connection."""
 
 from __future__ import annotations
@@ -10,13 +10,18 @@ from dataclasses import dataclass
 from chatcrm.db.database import Connection
 from chatcrm.events import feed
 from chatcrm.events.feed import Page
-from chatcrm.events.publisher import Publisher, catch_up
+from chatcrm.events.publisher import Publisher
 from chatcrm.events.signals import Broadcast
 
-# While waiting, how often to look for events published by another process: SQLite has no
+# While waiting, how often to look for events committed by another process: SQLite has no
 # notifications; on PostgreSQL they wake this one at once (events/notifications.py), and
 # this is the fallback while that connection is being re-opened.
 POLL_SECONDS = {"sqlite": 0.25, "postgresql": 1.0}
+# How long a read waits, at most, for the transactions that were running when it began to
+# end, so that it shows everything committed before it (a client reads its own writes):
+# usually milliseconds; a transaction left open elsewhere is not waited for longer.
+SETTLE_SECONDS = 1.0
+SETTLE_PAUSE = 0.005
 
 
 @dataclass
@@ -25,11 +30,6 @@ class EventsRuntime:
 
     publisher: Publisher
     published: Broadcast
-
-
-async def _caught_up(conn: Connection, runtime: EventsRuntime | None, workspace_id: str) -> None:
-    if await catch_up(conn, workspace_id) and runtime is not None:
-        runtime.publisher.published()
 
 
 async def read(
@@ -47,22 +47,30 @@ async def read(
 ) -> Page:
     """A page of the feed (or of one record's history), waiting up to `wait` seconds for
     an event when there is none yet."""
-    await _caught_up(conn, runtime, workspace_id)
+    loop = asyncio.get_running_loop()
+    bounds = await feed.snapshot(conn, workspace_id)
+    horizon = None if bounds is None else bounds[1]
+    settle_until = loop.time() + SETTLE_SECONDS
     if after == feed.END and history_of is None:
         after = await feed.last_event(conn, workspace_id)
-    position = await feed.cursor_position(conn, workspace_id, after, record_id=history_of)
-    deadline = asyncio.get_running_loop().time() + wait
+    place = await feed.cursor_place(conn, workspace_id, after, record_id=history_of)
+    deadline = loop.time() + wait
     while True:
         page = await feed.read_page(
             conn,
             workspace_id,
             after=after,
-            position=position,
+            place=place,
             size=size,
             types=types,
             record_id=history_of or record_id,
         )
-        remaining = deadline - asyncio.get_running_loop().time()
+        if len(page.events) < size and horizon is not None:
+            if loop.time() < settle_until and await _unsettled(conn, workspace_id, horizon):
+                await asyncio.sleep(SETTLE_PAUSE)
+                continue
+            horizon = None
+        remaining = deadline - loop.time()
         if page.events or remaining <= 0:
             return page
         # A client that left (a closed tab) no longer holds its poll open.
@@ -74,4 +82,10 @@ async def read(
             await asyncio.sleep(pause)
         else:
             await runtime.published.wait(pause)
-        await _caught_up(conn, runtime, workspace_id)
+
+
+async def _unsettled(conn: Connection, workspace_id: str, horizon: int) -> bool:
+    """Is a transaction that was running at `horizon` still running (its events, if it
+    commits, are not shown yet)?"""
+    bounds = await feed.snapshot(conn, workspace_id)
+    return bounds is not None and bounds[0] < horizon

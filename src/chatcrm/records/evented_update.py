@@ -28,13 +28,13 @@ from sqlalchemy import (
     func,
     insert,
     literal,
-    null,
     select,
     update,
 )
 
 from chatcrm.db.database import Connection
 from chatcrm.db.schema import events
+from chatcrm.events.outbox import IN_FEED
 from chatcrm.records.kind import RecordKind
 from chatcrm.records.statements import Expression, View, live_filter, view_of
 from chatcrm.records.types import AggregatedJson, JsonText
@@ -95,12 +95,12 @@ def _statement(
         data,
     )
     event = insert(events).from_select(
-        ["workspace_id", "id", "seq", "position", "type", "record_id", "created_at", "body"],
+        ["workspace_id", "id", "seq", "txid", "type", "record_id", "created_at", "body"],
         select(
             bindparam("_ws", type_=Text),
             bindparam("_event_id", type_=Text),
             func.nextval("events_seq"),
-            null(),
+            literal(IN_FEED),
             bindparam("_event_type", type_=Text),
             row.c.id,
             bindparam("_event_at", type_=events.c.created_at.type),

@@ -4,10 +4,9 @@ A delivery is one row per (endpoint, event). Queuing one — a test, or a replay
 it already had, also succeeded ones — writes the row as the dispatcher finds new work:
 `pending`, no attempts, due now, no error. The dispatcher claims due pending rows.
 
-The publisher (events/publisher.py) queues the first deliveries of an event when it gives
-the event its feed position. So a replay only takes events that have one (a test event's
-is 0): an event not yet published still has its first deliveries ahead, and a row queued
-here before them would collide with the publisher's.
+The publisher (events/publisher.py) queues the first deliveries of each event; a replay
+may come before it for an event just committed, and then the publisher leaves the row
+queued here as it is.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.schema import events, webhook_deliveries
 from chatcrm.db.types import UTCDateTime
-from chatcrm.events.outbox import write_event
+from chatcrm.events.outbox import IN_FEED, write_event
 from chatcrm.events.types import RECORD_TYPES, WEBHOOK_TEST, matches
 from chatcrm.records import bodies
 from chatcrm.records.fields import FULL
@@ -184,15 +183,14 @@ def _requeue(dialect: str, since: bool) -> Any:
         now.label("created_at"),
     ).where(_e.workspace_id == bindparam("_ws"))
     if since:
-        # The feed's events (webhook.test is never in it: position 0; position NULL is an
-        # event not yet published, which its first delivery still has ahead of it).
+        # The feed's events (webhook.test is never in it).
         source = source.where(
-            _e.position > 0,
+            _e.txid >= IN_FEED,
             _e.created_at >= bindparam("_since"),
             in_id_list(_e.type, "_types", dialect),
         )
     else:
-        source = source.where(_e.id == bindparam("_event"), _e.position.is_not(None))
+        source = source.where(_e.id == bindparam("_event"))
     columns = [
         "workspace_id",
         "webhook_id",
@@ -214,18 +212,6 @@ def _requeue(dialect: str, since: bool) -> Any:
             "last_error": null(),
         },
     ).returning(_d.event_id)
-
-
-_EVENT = select(_e.position).where(_e.workspace_id == bindparam("_ws"), _e.id == bindparam("_id"))
-
-
-async def _why_not(conn: Connection, params: dict[str, Any], event_id: str) -> str:
-    """Why an event named by a replay was not queued."""
-    found = await conn.fetchrow(_EVENT, {"_ws": params["_ws"], "_id": event_id})
-    if found is None:
-        return "is not an event of this workspace"
-    # Committed a moment ago: the publisher queues its deliveries when it takes its place.
-    return "is not in the feed yet: its first deliveries are still to be queued; retry shortly"
 
 
 def replay_request(body: dict[str, Any]) -> tuple[str | None, datetime | None]:
@@ -256,7 +242,7 @@ async def replay(
     if event_id is not None:
         rows = await conn.fetch(_requeue(conn.dialect, False), {**params, "_event": event_id})
         if not rows:
-            raise ValidationFailed([FieldError("eventId", await _why_not(conn, params, event_id))])
+            raise ValidationFailed([FieldError("eventId", "is not an event of this workspace")])
         return len(rows)
     wanted = [t for t in RECORD_TYPES if matches(patterns, t)]
     params.update(_since=since, _types=id_list(wanted, conn.dialect))

@@ -15,6 +15,7 @@ from chatcrm.core.errors import FieldError, require_valid
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection
+from chatcrm.events.feed import end_place
 from chatcrm.records import bodies
 from chatcrm.records.bodies import Given
 from chatcrm.records.changes import Change
@@ -66,8 +67,16 @@ async def create(
     row: dict[str, Any] = {"workspace_id": workspace_id, "consecutive_failures": 0}
     for f in WEBHOOK:
         row.update(f.store(creation.values[f.wire]))
+    row.update(await _feed_end(conn, workspace_id))
     await repo.insert_webhook(conn, row)
     return await get(conn, workspace_id=workspace_id, webhook_id=creation.record_id)
+
+
+async def _feed_end(conn: Connection, workspace_id: str) -> dict[str, int]:
+    """An endpoint created or enabled now gets the events committed from now on: its
+    deliveries are queued from the feed's end (events/publisher.py)."""
+    txid, seq = await end_place(conn, workspace_id)
+    return {"feed_txid": txid, "feed_seq": seq}
 
 
 async def get(conn: Connection, *, workspace_id: str, webhook_id: str) -> dict[str, Any]:
@@ -122,6 +131,10 @@ async def update(
             await effect.apply(change)
     change.columns["updated_at"] = now
     await conn.begin()
+    if given.clean.get("enabled") is True:
+        current = await repo.get(conn, workspace_id, webhook_id, LISTED)
+        if current is not None and not current["enabled"]:
+            change.columns.update(await _feed_end(conn, workspace_id))
     if not await repo.update_webhook(conn, workspace_id, webhook_id, change.columns):
         raise WebhookNotFound(webhook_id)
     return await get(conn, workspace_id=workspace_id, webhook_id=webhook_id)
