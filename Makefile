@@ -29,8 +29,12 @@ $(DEV_STAMP): pyproject.toml sdk/python/pyproject.toml scripts/make_venv.py
 run: $(RUN_STAMP)
 	$(BIN)/chatcrm serve $(ARGS)
 
+# Two test processes (pytest-xdist): the suite waits on servers and databases as much as
+# it computes. PYTEST_WORKERS=0 runs it in this process.
+PYTEST_WORKERS ?= 2
+
 test: $(DEV_STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests bench scripts sdk/python/src

@@ -1,8 +1,11 @@
-"""Fixtures: the suite runs against SQLite (a temporary file) and PostgreSQL (a fresh
-database per run, created here, migrated with Alembic, dropped at the end).
+"""Fixtures: the suite runs against SQLite (a temporary file), PostgreSQL and Citus (a
+fresh database per run, created here, migrated with Alembic, dropped at the end).
 
 PostgreSQL comes from CHATCRM_TEST_POSTGRES_URL (an admin URL; default: the local server).
-Outside CI an unreachable server skips those tests, loudly; under CI=true it fails them.
+Citus from CHATCRM_TEST_CITUS_URL (a coordinator's admin URL), else a coordinator and two
+workers started for the session (tests/citus_cluster.py), the database laid out by
+`chatcrm citus distribute`'s code. Outside CI a backend that cannot be had skips its
+tests, loudly; under CI=true it fails them.
 """
 
 from __future__ import annotations
@@ -24,20 +27,48 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from chatcrm.app import create_app
 from chatcrm.config import Settings
+from chatcrm.db.citus import distribute
 from chatcrm.db.database import Database
 from chatcrm.db.engine import standalone_engine
 from chatcrm.db.migrate import upgrade
 from chatcrm.provisioning import NewAccount, init_account
+from tests import citus_cluster
 from tests.client import Api
 
 T = TypeVar("T")
 
+# The SQL dialects (tests/db/test_tenant_statements.py compiles statements for each).
 BACKENDS = ("sqlite", "postgresql")
+# The databases the shared fixtures run on: Citus speaks PostgreSQL's dialect (its URL is
+# postgresql://), laid out as docs/scaling.md section 3 says. `-k citus` (or `-k sqlite`,
+# `-k postgresql`) selects one: the parameter's id is in every test's id.
+DATABASES = (*BACKENDS, "citus")
+# The Citus tier (contract L): the API's own tests, every part of it. The tests of what
+# talks to that API from outside — the CLI's processes, the SDK, import/export, the
+# browser — run on SQLite and PostgreSQL; their Citus parameters are deselected.
+CITUS_TIER = (
+    "api",
+    "contacts",
+    "db",
+    "events",
+    "opportunities",
+    "records",
+    "reliability",
+    "scale",
+    "webhooks",
+    "workspaces",
+)
 PG_ADMIN_URL = os.environ.get(
     "CHATCRM_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
+CITUS_URL = os.environ.get("CHATCRM_TEST_CITUS_URL")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 _pg_skip_reason: list[str] = []
+_citus_skip_reason: list[str] = []
+# The session's Citus cluster once asked for (started here, or the environment's).
+_citus: list[citus_cluster.Cluster] = []
+# Which backend each database made here belongs to: a Citus URL says postgresql://.
+_backend_of: dict[str, str] = {}
 
 
 def _asyncpg_url(url: str) -> str:
@@ -85,6 +116,73 @@ def drop_pg_database(url: str) -> None:
     run_sync(lambda: _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
+def _cluster() -> citus_cluster.Cluster:
+    """The session's Citus cluster, started (or found) on first use; skips the test
+    (fails it under CI) when there can be none, and remembers why for the banner."""
+    if _citus:
+        return _citus[0]
+    if _citus_skip_reason:
+        pytest.skip(f"SKIPPING CITUS TESTS: {_citus_skip_reason[0]}")
+    try:
+        cluster = citus_cluster.from_environment(CITUS_URL) if CITUS_URL else citus_cluster.start()
+    except Exception as exc:
+        where = f"at {CITUS_URL}" if CITUS_URL else "(a cluster of three started here)"
+        reason = f"Citus {where} cannot be had ({type(exc).__name__}: {exc})"
+        if IN_CI:
+            pytest.fail(f"{reason}; CI must run the Citus tests", pytrace=False)
+        _citus_skip_reason.append(reason)
+        pytest.skip(f"SKIPPING CITUS TESTS: {reason}")
+    _citus.append(cluster)
+    return cluster
+
+
+def create_citus_database() -> str:
+    """A new, empty database on the Citus cluster (extension and workers in place, not
+    migrated); returns its coordinator URL."""
+    url = _cluster().create_database()
+    _backend_of[url] = "citus"
+    return url
+
+
+def drop_citus_database(url: str) -> None:
+    _cluster().drop_database(url)
+
+
+def distribute_tables(url: str) -> list[str]:
+    """Lay a migrated Citus database out, as `chatcrm citus distribute` does."""
+
+    async def run() -> list[str]:
+        engine = standalone_engine(url, Settings(database_url=url))
+        try:
+            return await distribute(engine)
+        finally:
+            await engine.dispose()
+
+    return run_sync(run)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the Citus parameters of the tests outside CITUS_TIER out."""
+    tests_dir = Path(__file__).parent
+    kept, left_out = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        on_citus = callspec is not None and "citus" in callspec.params.values()
+        area = (
+            item.path.relative_to(tests_dir).parts[0] if item.path.is_relative_to(tests_dir) else ""
+        )
+        (left_out if on_citus and area not in CITUS_TIER else kept).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop and remove the Citus cluster started for the session (if one was)."""
+    while _citus:
+        _citus.pop().stop()
+
+
 def migrate(url: str) -> None:
     settings = Settings(database_url=url)
 
@@ -105,6 +203,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(
             "Set CHATCRM_TEST_POSTGRES_URL to a reachable server to run them.", red=True
         )
+    if _citus_skip_reason:
+        terminalreporter.write_sep("!", "CITUS TESTS WERE SKIPPED", red=True, bold=True)
+        terminalreporter.write_line(_citus_skip_reason[0], red=True)
+        terminalreporter.write_line(
+            "Run the tests as root (Citus is installed from ../shared/vendor/ and a "
+            "cluster started), or set CHATCRM_TEST_CITUS_URL to a coordinator.",
+            red=True,
+        )
 
 
 @pytest.fixture
@@ -121,12 +227,22 @@ def postgres_url() -> Iterator[str]:
 
 @contextmanager
 def migrated_database(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A new, migrated, empty database of a backend (a PostgreSQL one is dropped after)."""
+    """A new, migrated, empty database of a backend (a PostgreSQL one is dropped after; a
+    Citus one is laid out after migrating, as `chatcrm citus distribute` does)."""
     if backend == "sqlite":
         path: Path = tmp_path_factory.mktemp("sqlite") / "chatcrm.db"
         url = f"sqlite:///{path}"
         migrate(url)
         yield url
+        return
+    if backend == "citus":
+        url = create_citus_database()
+        try:
+            migrate(url)
+            distribute_tables(url)
+            yield url
+        finally:
+            drop_citus_database(url)
         return
     url = create_pg_database()
     try:
@@ -136,7 +252,7 @@ def migrated_database(backend: str, tmp_path_factory: pytest.TempPathFactory) ->
         drop_pg_database(url)
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
+@pytest.fixture(scope="session", params=DATABASES)
 def database_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
@@ -147,7 +263,16 @@ def database_url(
 
 @pytest.fixture(scope="session")
 def backend(database_url: str) -> str:
-    return "sqlite" if database_url.startswith("sqlite") else "postgresql"
+    """The database the session's tests run on: sqlite, postgresql or citus."""
+    if database_url.startswith("sqlite"):
+        return "sqlite"
+    return _backend_of.get(database_url, "postgresql")
+
+
+@pytest.fixture(scope="session")
+def dialect(backend: str) -> str:
+    """The SQL dialect and driver of the backend: Citus is PostgreSQL to the app."""
+    return "sqlite" if backend == "sqlite" else "postgresql"
 
 
 @pytest.fixture(scope="session")

@@ -55,11 +55,11 @@ def test_health_echoes_the_request_id(http: TestClient) -> None:
     assert response.headers["x-request-id"] == "ops-health-1"
 
 
-def test_ready_names_the_database(http: TestClient, backend: str) -> None:
+def test_ready_names_the_database(http: TestClient, dialect: str) -> None:
     response = http.get("/ready")
     data = ok_data(response, "Service is ready.")
     envelope(response)
-    assert data == {"status": "ready", "database": backend}
+    assert data == {"status": "ready", "database": dialect}  # Citus: "postgresql"
     assert data["database"] in ("sqlite", "postgresql")
     assert response.headers["x-request-id"]
 

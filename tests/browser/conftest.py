@@ -25,6 +25,7 @@ from playwright.sync_api import Browser, Page, Request, Response, Route, sync_pl
 
 from chatcrm.provisioning import NewAccount
 from tests.conftest import IN_CI
+from tests.machine import installing
 from tests.test_e2e import serve
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -99,7 +100,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 def chromium() -> Path:
     """Debian's chromium, installed if need be (the skip or failure is remembered)."""
     if not _usable(CHROMIUM):
-        problem = _install_chromium()
+        with installing():  # another test process may be installing it right now
+            problem = None if _usable(CHROMIUM) else _install_chromium()
         if not _usable(CHROMIUM):
             reason = f"Debian's chromium ({CHROMIUM}) is missing: {problem or 'not installed'}"
             if IN_CI:

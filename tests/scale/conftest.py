@@ -1,7 +1,8 @@
-"""Two `chatcrm serve` nodes (two workers each) on one PostgreSQL database, started once
-for the module: what part I of the contract says of many processes and nodes is checked
-through them. PostgreSQL only; without a reachable server these tests skip loudly (and
-fail under CI), as every PostgreSQL test does (tests/conftest.py)."""
+"""Two `chatcrm serve` nodes (two workers each) on one database, started once for the
+module: what part I of the contract says of many processes and nodes is checked through
+them, on PostgreSQL and on Citus (contract L). Without a reachable server these tests
+skip loudly (and fail under CI), as every PostgreSQL and Citus test does
+(tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from chatcrm.auth.service import create_key
 from chatcrm.config import Settings
 from chatcrm.db.database import Database
 from chatcrm.provisioning import NewAccount
-from tests.conftest import create_pg_database, drop_pg_database, migrate, new_account, run_sync
+from tests.conftest import migrated_database, new_account, run_sync
 from tests.servers import Server, serve
 from tests.webhooks.receiver import Receiver
 
@@ -57,16 +58,13 @@ class Cluster:
         ]
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    url = create_pg_database()
-    try:
-        migrate(url)
-        with ExitStack() as stack:
-            nodes = [stack.enter_context(serve(url, workers=2, env=NODE_ENV)) for _ in range(2)]
-            yield Cluster(url, nodes)
-    finally:
-        drop_pg_database(url)
+@pytest.fixture(scope="module", params=["postgresql", "citus"])
+def cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
+    with migrated_database(request.param, tmp_path_factory) as url, ExitStack() as stack:
+        nodes = [stack.enter_context(serve(url, workers=2, env=NODE_ENV)) for _ in range(2)]
+        yield Cluster(url, nodes)
 
 
 @pytest.fixture

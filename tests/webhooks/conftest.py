@@ -18,11 +18,11 @@ from chatcrm.config import Settings
 from chatcrm.db.database import Database
 from chatcrm.db.schema import webhook_deliveries
 from chatcrm.webhooks.dispatcher import Dispatcher
-from tests.conftest import BACKENDS, migrated_database, new_account
+from tests.conftest import DATABASES, migrated_database, new_account
 from tests.webhooks.receiver import Receiver
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
+@pytest.fixture(scope="session", params=DATABASES)
 def dispatch_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from chatcrm.cli.accounts import accounts, init
+from chatcrm.cli.citus import citus
 from chatcrm.cli.dispatch import dispatch
 from chatcrm.cli.keys import keys
 from chatcrm.cli.service import migrate, serve
@@ -28,6 +29,7 @@ for _command in (
     keys,
     import_group,
     export_group,
+    citus,
 ):
     main.add_command(_command)
 

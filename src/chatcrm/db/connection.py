@@ -56,6 +56,11 @@ class Connection:
         # process's publisher is woken (Database.on_events_committed).
         self.wrote_events = False
 
+    async def is_citus(self) -> bool:
+        """See Database.is_citus; asked on this connection the first time, so a request
+        never waits for a second one from its pool."""
+        return await self._db.is_citus(self)
+
     # --- statements --------------------------------------------------------------------------
 
     async def fetch(

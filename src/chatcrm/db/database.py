@@ -23,6 +23,7 @@ from typing import Any
 
 import aiosqlite
 import asyncpg
+from sqlalchemy import Integer, text
 
 from chatcrm.config import Settings
 from chatcrm.db.connection import Connection, Held, Row
@@ -51,6 +52,7 @@ class Database:
         self.peak_in_use = 0
         # Called after a commit that wrote events (the publisher's wake-up; events/).
         self.on_events_committed: Callable[[], None] | None = None
+        self._citus: bool | None = None  # known after the first look (is_citus)
 
     @property
     def is_sqlite(self) -> bool:
@@ -59,6 +61,22 @@ class Database:
     @property
     def is_postgres(self) -> bool:
         return self.dialect == "postgresql"
+
+    async def is_citus(self, conn: Connection | None = None) -> bool:
+        """Is this PostgreSQL database a Citus coordinator (the extension is installed)?
+        The few statements Citus cannot run as PostgreSQL does are then sent in a form it
+        can (e.g. no formatted columns in RETURNING); both forms give the same answers.
+        Found out once, on `conn` when given (a request's own), else on a connection of
+        its own."""
+        if self._citus is None:
+            if self.dialect != "postgresql":
+                self._citus = False
+            elif conn is not None:
+                self._citus = bool(await conn.fetchval(_CITUS_INSTALLED))
+            else:
+                async with self.session() as own:
+                    self._citus = bool(await own.fetchval(_CITUS_INSTALLED))
+        return self._citus
 
     def connection(self) -> Connection:
         """A request's connection: nothing is taken from a pool until its first statement."""
@@ -170,6 +188,11 @@ class Database:
         else:
             await self._readers.close()
             await self._writers.close()
+
+
+_CITUS_INSTALLED = text("SELECT count(*) AS n FROM pg_extension WHERE extname = 'citus'").columns(
+    n=Integer
+)
 
 
 async def _keep_session(_: asyncpg.Connection) -> None:

@@ -138,6 +138,7 @@ async def insert_records(conn: Connection, kind: RecordKind, rows: list[dict[str
 
 
 Expression = Callable[[Any], ColumnElement[Any]]
+CITUS = "citus"  # a statement's form for a Citus coordinator (compiled as PostgreSQL's)
 
 
 @cache
@@ -157,9 +158,10 @@ def _update_statement(
     stmt = stmt.values(version=c.version + 1, **{col: build(c) for col, build in expressions})
     if returning is None:
         return stmt
-    if dialect == "sqlite":
+    if dialect in ("sqlite", CITUS):
         # SQLite's RETURNING cannot hold the correlated subqueries (SQLAlchemy renders their
-        # columns unqualified); the read that follows is in-process and cheap there.
+        # columns unqualified); the read that follows is in-process and cheap there. Citus
+        # refuses non-IMMUTABLE functions (the formatted timestamps) in RETURNING.
         return stmt.returning(c.id)
     columns = kind.fields.select_list(kind.table, returning, dialect)
     return stmt.returning(*columns, c.version.label("_version"))
@@ -180,9 +182,10 @@ async def update_record(
     """Write `columns` (and `expressions`) and bump the version of a live record (of that
     version, if given). With `returning`, one statement gives back the record in that
     shape; None when no row matched (unknown, deleted, or another version)."""
+    form = CITUS if returning is not None and await conn.is_citus() else conn.dialect
     stmt = _update_statement(
         kind,
-        conn.dialect,
+        form,
         tuple(sorted((expressions or {}).items())),
         version is not None,
         returning,
@@ -194,7 +197,7 @@ async def update_record(
         await conn.execute(stmt, values)
         return None
     row = await conn.fetchrow(stmt, values)
-    if row is not None and conn.dialect == "sqlite":
+    if row is not None and form != "postgresql":
         return await get(conn, kind, workspace_id, record_id, returning)
     return _view(row)
 

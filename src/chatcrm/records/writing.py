@@ -158,7 +158,7 @@ async def update(
     simple, version = simple_if_match(if_match)
     try:
         if simple and kind.fields.all_direct(names):
-            if conn.dialect == "postgresql":
+            if conn.dialect == "postgresql" and not await conn.is_citus():
                 return await _update_with_event(conn, kind, write, version, if_match)
             view, change = await _update_directly(conn, kind, write, version, if_match)
         else:

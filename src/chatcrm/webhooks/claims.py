@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, literal_column, select, true, update
+from sqlalchemy import and_, bindparam, func, literal_column, select, true, update
 
 from chatcrm.db.database import Connection, Database
 from chatcrm.db.idlist import id_list, in_id_list
@@ -36,25 +36,29 @@ _e = events.c
 _PENDING = _d.status == literal_column("'pending'")
 
 
-def _statements(dialect: str) -> tuple[Any, Any]:
+def _statements(dialect: str, *, one_workspace: bool = False) -> tuple[Any, Any]:
     # Endpoints already at their bound of sends in flight in this process are left out,
     # so their rows do not fill the batch while other endpoints' rows wait.
     not_busy = ~in_id_list(_d.webhook_id, "_busy", dialect)
+    # Citus: a claim names its workspace (row locks only in a statement on one shard).
+    scope = [_d.workspace_id == bindparam("_ws")] if one_workspace else []
 
     # The due rows first, alone, in the order of the partial index on next_attempt_at, then
     # what sending them needs: joined the other way round, the planner may walk every
     # pending row of an endpoint (and sort them, bodies and all) to find the first few.
     # A scalar subquery, not EXISTS: the planner cannot turn it into a join that walks the
     # endpoint's rows, whatever its statistics say (a backlog that grew in a minute).
+    # (Citus: the subquery's workspace by its own equality too, or no row lock is taken.)
+    endpoint_ws = bindparam("_ws") if one_workspace else _d.workspace_id
     enabled = (
         select(_w.enabled)
-        .where(_w.workspace_id == _d.workspace_id, _w.id == _d.webhook_id)
+        .where(_w.workspace_id == endpoint_ws, _w.id == _d.webhook_id)
         .scalar_subquery()
         .is_(true())
     )
     due = (
         select(_d.workspace_id, _d.webhook_id, _d.event_id, _d.event_type, _d.attempts)
-        .where(_PENDING, _d.next_attempt_at <= bindparam("_due"), enabled, not_busy)
+        .where(*scope, _PENDING, _d.next_attempt_at <= bindparam("_due"), enabled, not_busy)
         .order_by(_d.next_attempt_at)
         .limit(bindparam("_limit"))
         # Other dispatchers pass over the rows this one holds instead of waiting for them;
@@ -74,6 +78,12 @@ def _statements(dialect: str) -> tuple[Any, Any]:
             webhooks, and_(_w.workspace_id == due.c.workspace_id, _w.id == due.c.webhook_id)
         ).join(events, and_(_e.workspace_id == due.c.workspace_id, _e.id == due.c.event_id))
     )
+    if one_workspace:
+        # Every table pinned to the workspace by its own equality, so that Citus routes
+        # the whole statement, row locks and all, to that workspace's shards.
+        claim = claim.where(
+            _w.workspace_id == bindparam("_ws"), _e.workspace_id == bindparam("_ws")
+        )
     any_due = (
         select(_d.event_id)
         .where(_PENDING, _d.next_attempt_at <= bindparam("_due"), enabled, not_busy)
@@ -86,6 +96,16 @@ def _statements(dialect: str) -> tuple[Any, Any]:
 _ANY_DUE, _CLAIM = {}, {}
 for _dialect in ("postgresql", "sqlite"):
     _ANY_DUE[_dialect], _CLAIM[_dialect] = _statements(_dialect)
+_CLAIM_ONE_WORKSPACE = _statements("postgresql", one_workspace=True)[1]
+# Citus: the workspaces that have due deliveries, oldest due first (a multi-shard read
+# without locks); each is then claimed on its own shard.
+_DUE_WORKSPACES = (
+    select(_d.workspace_id, func.min(_d.next_attempt_at).label("first"))
+    .where(_PENDING, _d.next_attempt_at <= bindparam("_due"))
+    .group_by(_d.workspace_id)
+    .order_by(func.min(_d.next_attempt_at))
+    .limit(bindparam("_limit"))
+)
 
 _ROW = (
     _d.workspace_id == bindparam("_ws"),
@@ -165,10 +185,7 @@ async def claim(
     left = dict(room)
     lease_until = now + timedelta(seconds=lease_seconds)
     async with db.transaction() as conn:
-        rows = await conn.fetch(
-            _CLAIM[conn.dialect],
-            {"_due": due, "_busy": id_list(busy, conn.dialect), "_limit": limit},
-        )
+        rows = await _due_rows(conn, due=due, busy=busy, limit=limit)
         for row in rows:
             free = left.get(row["webhook_id"], per_endpoint)
             if free <= 0:
@@ -195,6 +212,24 @@ async def claim(
             ],
         )
     return taken, passed_over
+
+
+async def _due_rows(
+    conn: Connection, *, due: datetime, busy: list[str], limit: int
+) -> list[dict[str, Any]]:
+    """Due rows locked (SKIP LOCKED) with what sending them needs, oldest due first."""
+    params = {"_due": due, "_busy": id_list(busy, conn.dialect), "_limit": limit}
+    if not await conn.is_citus():
+        return await conn.fetch(_CLAIM[conn.dialect], params)
+    rows: list[dict[str, Any]] = []
+    for found in await conn.fetch(_DUE_WORKSPACES, {"_due": due, "_limit": limit}):
+        left = limit - len(rows)
+        if left <= 0:
+            break
+        rows += await conn.fetch(
+            _CLAIM_ONE_WORKSPACE, {**params, "_ws": found["workspace_id"], "_limit": left}
+        )
+    return rows
 
 
 def _claimed(row: Mapping[str, Any], now: datetime) -> Claimed:

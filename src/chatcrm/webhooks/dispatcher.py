@@ -6,7 +6,7 @@ all, per process), and starts one asyncio task per attempt; a finished attempt f
 slot and wakes the loop. An endpoint at its bound is left out of the claim, so a slow
 receiver holds only its own slots and other endpoints' first attempts go out at once.
 When idle the loop sleeps until `wake()` (the event publisher calls it after fanning an
-event out) or at most half a second, so a first attempt starts within a second of the
+event out) or at most a quarter of a second, so a first attempt starts within a second of the
 commit that queued it, whichever process made the commit.
 """
 
@@ -47,7 +47,7 @@ from chatcrm.webhooks.schedule import RetrySchedule
 
 log = logging.getLogger("chatcrm.webhooks")
 
-IDLE_POLL_SECONDS = 0.5
+IDLE_POLL_SECONDS = 0.25
 # The lease of an attempt is its send deadline plus the time to record the outcome: a wait
 # for a pool connection (bounded by db_connect_timeout) and a few short statements.
 LEASE_MARGIN_SECONDS = 5.0

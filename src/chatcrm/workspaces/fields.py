@@ -85,8 +85,11 @@ def _item_list(
 
     def shown(workspace: Any, dialect: str) -> ColumnElement[Any]:
         c = table.c
+        # The workspace's id as the statement's parameter, not a correlation with the
+        # workspace's row: Citus runs each list on the shard of that workspace, which it
+        # cannot do for a subquery correlated with a reference table's row.
         where = and_(
-            c.workspace_id == workspace.c.id, *(c[name] == value for name, value in equal.items())
+            c.workspace_id == bindparam("_ws"), *(c[name] == value for name, value in equal.items())
         )
         order = [c[name] for name in order_by]
         return items.aggregated(table, dialect, parent=workspace, where=where, order_by=order)

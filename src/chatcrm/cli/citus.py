@@ -1,0 +1,51 @@
+"""`chatcrm citus distribute`: lay a migrated database out on a Citus coordinator."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import click
+
+from chatcrm.cli.connect_failures import connect_failure
+from chatcrm.cli.database import database_url_option, fail, settings_for
+from chatcrm.db.citus import NotACoordinator, check_coordinator, distribute
+from chatcrm.db.engine import DatabaseUrlError, standalone_engine
+from chatcrm.db.migrate import upgrade
+
+
+@click.group()
+def citus() -> None:
+    """Run chatcrm on a Citus cluster (docs/scaling.md section 3)."""
+
+
+@citus.command("distribute")
+@database_url_option
+def distribute_command(database_url: str | None) -> None:
+    """Migrate, then distribute the tenant tables by workspace_id and make accounts,
+    workspaces and api_keys reference tables (idempotent; rows move to the workers)."""
+    settings = settings_for(database_url)
+
+    async def main() -> list[str]:
+        engine = standalone_engine(settings.database_url, settings)
+        try:
+            # Refuse before migrating: a database that is not a coordinator stays as it is.
+            async with engine.connect() as conn:
+                await check_coordinator(conn)
+            await upgrade(engine, lay_out=False)
+            return await distribute(engine)
+        finally:
+            await engine.dispose()
+
+    try:
+        done = asyncio.run(main())
+    except (NotACoordinator, DatabaseUrlError) as exc:
+        fail(str(exc))
+    except Exception as exc:  # one line, not a traceback, like every command
+        from_environment = not database_url and "CHATCRM_DATABASE_URL" in os.environ
+        setting = "$CHATCRM_DATABASE_URL" if from_environment else "--database-url"
+        orig = getattr(exc, "orig", None) or exc
+        first = (str(orig).strip().splitlines() or [type(exc).__name__])[0]
+        fail(connect_failure(exc, settings.database_url, setting=setting) or first[:300])
+    for line in done or ["nothing to do"]:
+        click.echo(line)
