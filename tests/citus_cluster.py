@@ -269,6 +269,10 @@ def start() -> Cluster:
                     # Citus opens connections between the nodes, many per test database.
                     "max_connections = 300\n"
                     "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
+                    # Fewer shards than the default 32: a test database is tiny, and every
+                    # multi-shard statement (the publisher's, the dispatcher's) and every
+                    # create_distributed_table pays per shard.
+                    "citus.shard_count = 4\n"
                 )
             cluster.data_dirs.append(data)
             _run(

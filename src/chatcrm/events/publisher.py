@@ -11,7 +11,8 @@ instead of waiting for each other). Every statement names one workspace, so on C
 step runs on the one node of that workspace's shards.
 
 Every worker process runs one, woken by its own commits, by PostgreSQL notifications from
-the others, or at least every IDLE_SECONDS.
+the others, or at least every IDLE_SECONDS; a round that a wake-up started is followed by
+another AGAIN_SECONDS later.
 """
 
 from __future__ import annotations
@@ -39,10 +40,11 @@ log = logging.getLogger("chatcrm.events")
 BATCH = 500
 NOTIFY_CHANNEL = "chatcrm_events"
 # The longest a committed event waits for its deliveries when no wake-up reached this
-# process (another process crashed before telling, or its notification was missed), and,
-# on PostgreSQL, the pause before looking again for events held behind an older
-# transaction still running.
-IDLE_SECONDS = {"sqlite": 1.0, "postgresql": 0.25}
+# process (another process crashed before telling, or its notification was missed).
+IDLE_SECONDS = 0.5
+# After a round that a commit woke, the next comes this soon: an event held behind an
+# older transaction still running (the feed's gate) is taken then, not a second later.
+AGAIN_SECONDS = 0.05
 
 _w, _e = webhooks.c, events.c
 
@@ -196,26 +198,29 @@ class Publisher:
         self._wake.set()
 
     async def run(self, stop: asyncio.Event) -> None:
-        idle = IDLE_SECONDS[self.db.dialect]
+        woken = follow_up = False  # this round: after a wake-up / AGAIN_SECONDS after one
         while not stop.is_set():
             self._wake.clear()
             try:
                 if self._committed:
                     self._committed = False
-                    self.published()  # this process's waiting feed requests
                     await self._tell_others()
-                if await publish_pending(self.db):
-                    self.published()  # the dispatcher: deliveries were queued
+                queued = await publish_pending(self.db)
+                if queued or woken or follow_up:
+                    # The dispatcher (deliveries were queued) and this process's waiting
+                    # feed requests (events were committed: now, or held a moment ago).
+                    self.published()
             except (DatabaseError, OSError) as exc:
                 log.warning("queueing webhook deliveries failed; retrying: %s", exc)
             except Exception:  # keep publishing whatever one step did
                 log.exception("queueing webhook deliveries failed; retrying")
             try:
-                await asyncio.wait_for(self._wake.wait(), idle)
+                await asyncio.wait_for(self._wake.wait(), AGAIN_SECONDS if woken else IDLE_SECONDS)
                 # Let the commits of a burst gather into one round.
                 await asyncio.sleep(0.002)
+                woken, follow_up = True, False
             except TimeoutError:
-                pass
+                woken, follow_up = False, woken
 
     async def _tell_others(self) -> None:
         """Other processes' feed requests and publishers (PostgreSQL): one notification a
