@@ -57,6 +57,16 @@ CASES = [
     ("list_page_50", "List contacts, page 50 (token)"),
     ("search_cellphone", "searchByCellphone (random)"),
 ]
+# Webhooks that keep up (contract M), measured after the cases when a webhook is subscribed:
+# 60 s of Update Contact at c=64, then the seconds until every delivery is made (`lag`);
+# and, with the API idle, a replay of 10,000 events to one endpoint (deliveries/s).
+WEBHOOK_CASES = [
+    ("webhook_keep_up", "Webhooks: 60 s of Update Contact, lag"),
+    ("webhook_replay", "Webhooks: replay of 10,000, deliveries/s"),
+]
+KEEP_UP_SECONDS = 60
+KEEP_UP_CONCURRENCY = 64
+REPLAYED = 10_000
 
 DONE_LUA = r"""
 done = function(summary, latency, requests)
@@ -360,6 +370,8 @@ def bench_backend(
                     f"deliveries done {result.settled_s} s after",
                     flush=True,
                 )
+        if receiver is not None and "webhooks" in cases.split(","):
+            results += webhook_cases(wrk, backend, base, url, data, receiver[1], duration)
     finally:
         stop(proc)
         delivered = received(receiver[1]) if receiver is not None else None
@@ -377,6 +389,74 @@ def bench_backend(
         "database_is_locked": locked,
         "webhook_deliveries_received": delivered,
     }
+
+
+def webhook_cases(
+    wrk: str, backend: str, base: str, url: str, data: seed.Seeded, receiver: str, duration: int
+) -> list[Result]:
+    """The two webhook figures of contract M (see WEBHOOK_CASES)."""
+    out: list[Result] = []
+    lua = RESULTS / "update_contact.lua"
+    lua.write_text(script("update_contact", data, ""))
+    settled(url)
+    seconds = max(duration, KEEP_UP_SECONDS) if duration >= 15 else duration
+    result = measured(
+        backend,
+        "webhook_keep_up",
+        KEEP_UP_CONCURRENCY,
+        run_wrk(wrk, base, lua, KEEP_UP_CONCURRENCY, seconds),
+    )
+    result.settled_s = round(settled(url), 1)
+    out.append(result)
+    print(
+        f"bench: {backend} {seconds} s of updates at c={KEEP_UP_CONCURRENCY}: "
+        f"{result.rps:.0f} req/s; every delivery made {result.settled_s} s after",
+        flush=True,
+    )
+    # The replay: a second endpoint, taking the seed's contact.created events (one per
+    # seeded contact), all of them queued by one request; timed from that request to the
+    # last delivery received.
+    headers = {"Authorization": f"Bearer {data.api_key}", "x-workspace-id": data.workspace_id}
+    made = httpx.post(
+        f"{base}/api/webhook",
+        json={"url": f"{receiver}/replayed", "eventTypes": ["contact.created"]},
+        headers=headers,
+        timeout=10,
+    )
+    made.raise_for_status()
+    webhook_id = made.json()["data"]["id"]
+    before = received(receiver)
+    started = time.monotonic()
+    replay = httpx.post(
+        f"{base}/api/webhook/{webhook_id}/replay",
+        json={"since": "2000-01-01T00:00:00.000Z"},
+        headers=headers,
+        timeout=120,
+    )
+    replay.raise_for_status()
+    queued = int(replay.json()["data"]["queued"])
+    while received(receiver) - before < queued:
+        if time.monotonic() - started > 600:
+            raise RuntimeError("the replay was not delivered within 10 minutes")
+        time.sleep(0.05)
+    elapsed = time.monotonic() - started
+    rate = queued / elapsed
+    out.append(
+        Result(
+            backend=backend,
+            case="webhook_replay",
+            concurrency=1,
+            rps=round(rate, 1),
+            p50_ms=0,
+            p90_ms=0,
+            p99_ms=0,
+            max_ms=round(elapsed * 1000, 1),
+            requests=queued,
+            errors=0,
+        )
+    )
+    print(f"bench: {backend} replay of {queued}: {elapsed:.1f} s, {rate:.0f}/s", flush=True)
+    return out
 
 
 def settled(url: str, timeout: float = 900) -> float:
@@ -490,7 +570,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="3 s runs, 2,000 records")
     parser.add_argument("--output", default="latest.json", help="file name in bench/results/")
     parser.add_argument(
-        "--cases", default=",".join(c for c, _ in CASES), help="comma-separated, of: %(default)s"
+        "--cases",
+        default=",".join([*(c for c, _ in CASES), "webhooks"]),
+        help="comma-separated, of: %(default)s",
     )
     parser.add_argument(
         "--rate-limit",
@@ -530,7 +612,8 @@ def main() -> None:
             args.webhook,
         )
         for r in results:
-            r.ratio = round(r.rps / roof[r.concurrency], 4)
+            if r.concurrency in roof and r.case not in dict(WEBHOOK_CASES):
+                r.ratio = round(r.rps / roof[r.concurrency], 4)
         all_results += results
         notes[backend] = info
 
@@ -557,7 +640,7 @@ def main() -> None:
 
 
 def print_table(report: dict[str, Any], results: list[Result]) -> None:
-    labels = dict(CASES) | {f"floor_{k}": v for k, v in FLOORS.items()}
+    labels = dict(CASES) | dict(WEBHOOK_CASES) | {f"floor_{k}": v for k, v in FLOORS.items()}
     print()
     print(
         "ceiling (bare ASGI, same server and workers): "
