@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import ARRAY, Select, String, bindparam, func, select, true
+from sqlalchemy import ARRAY, Select, Text, bindparam, func, select, true
 
 from chatcrm.contacts.errors import DuplicateContact
 from chatcrm.contacts.fields import FIELDS
@@ -81,7 +81,7 @@ def _candidates(dialect: str, column: str) -> Select[Any]:
     # The LIMIT keeps the subquery from being flattened into a join; the value is unique
     # among live contacts.
     values = (
-        func.unnest(bindparam("_values", type_=ARRAY(String)))
+        func.unnest(bindparam("_values", type_=ARRAY(Text)))
         .table_valued("value")
         .render_derived(name="v")
     )

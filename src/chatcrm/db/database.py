@@ -145,7 +145,7 @@ class Database:
                         command_timeout=s.db_statement_timeout,
                         statement_cache_size=1024,
                         reset=_keep_session,
-                        server_settings={"application_name": "chatcrm"},
+                        server_settings=_SESSION_SETTINGS,
                     )
         return self._pg
 
@@ -167,7 +167,7 @@ class Database:
             return await asyncpg.connect(
                 **self._pg_address(),
                 timeout=self.settings.db_connect_timeout,
-                server_settings={"application_name": "chatcrm"},
+                server_settings=_SESSION_SETTINGS,
             )
         except Exception as exc:
             raise translate(exc) from exc
@@ -193,6 +193,12 @@ class Database:
 _CITUS_INSTALLED = text("SELECT count(*) AS n FROM pg_extension WHERE extname = 'citus'").columns(
     n=Integer
 )
+
+
+# JIT off: every statement of the service is short, and a JIT compilation (chosen by cost
+# estimates, e.g. for asyncpg's type introspection or a pipeline aggregate) would add
+# tens to hundreds of milliseconds to it.
+_SESSION_SETTINGS = {"application_name": "chatcrm", "jit": "off"}
 
 
 async def _keep_session(_: asyncpg.Connection) -> None:

@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import ARRAY, ColumnElement, String, any_, bindparam, func, select
+from sqlalchemy import ARRAY, ColumnElement, String, Text, any_, bindparam, func, select
 
 
 def in_id_list(column: Any, param: str, dialect: str) -> ColumnElement[bool]:
     if dialect == "postgresql":
-        return column == any_(bindparam(param, type_=ARRAY(String)))
+        # text[], not varchar[]: asyncpg has no built-in codec for varchar[] and would ask
+        # the server about the type on every new connection (a slow catalog query).
+        return column == any_(bindparam(param, type_=ARRAY(Text)))
     values = func.json_each(bindparam(param, type_=String)).table_valued("value")
     return column.in_(select(values.c.value))
 
