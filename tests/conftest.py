@@ -53,6 +53,7 @@ CITUS_TIER = (
     "events",
     "opportunities",
     "records",
+    "people",
     "reliability",
     "scale",
     "webhooks",

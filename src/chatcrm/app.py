@@ -34,6 +34,8 @@ from chatcrm.events.signals import Broadcast
 from chatcrm.opportunities.router import routes as opportunity_routes
 from chatcrm.ops import metrics
 from chatcrm.ops.router import routes as ops_routes
+from chatcrm.people.router import routes as people_routes
+from chatcrm.people.upkeep import upkeep_forever
 from chatcrm.webhooks.router import routes as webhook_routes
 from chatcrm.webhooks.running import RunningDispatcher
 from chatcrm.workspaces.router import routes as workspace_routes
@@ -45,6 +47,7 @@ ROUTES = (
     workspace_routes,
     event_routes,
     webhook_routes,
+    people_routes,
     ops_routes,
 )
 
@@ -101,6 +104,7 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
             asyncio.create_task(
                 retention.purge_forever(background_db, days=settings.event_retention_days)
             ),
+            asyncio.create_task(upkeep_forever(background_db, app.state.auth_cache)),
         ]
         if dispatch is not None:
             dispatch.start()

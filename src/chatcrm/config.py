@@ -47,10 +47,26 @@ class Settings(BaseSettings):
     # its own), and in all.
     webhook_max_in_flight: int = Field(default=16, ge=1, le=1000)
     webhook_max_in_flight_total: int = Field(default=64, ge=1, le=10000)
+    # People (contract J). The address people reach the service at: invitation and reset
+    # links start with it, and cookies are `Secure` when it is https. Unset: the address
+    # `chatcrm serve` listens on (never a request's Host header).
+    public_url: str | None = None
+    # Invitations and reset links are also e-mailed when set: smtp://user:pass@host:port
+    # (STARTTLS when offered) or smtps://… (TLS from the start).
+    smtp_url: str | None = None
+    smtp_from: str = "chatcrm <noreply@localhost>"
+    # A console session ends after this long without a request, and this long after sign-in.
+    session_idle_hours: float = Field(default=12.0, gt=0)
+    session_max_days: float = Field(default=7.0, gt=0)
     log_level: str = "info"
     log_json: bool = True
     # One JSON line per request (method, route, status, duration, request id, key id).
     access_log: bool = True
+
+    @property
+    def base_url(self) -> str:
+        """`public_url` without its trailing slash, or the address serve listens on."""
+        return (self.public_url or "http://127.0.0.1:8000").rstrip("/")
 
     @property
     def default_burst(self) -> float:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import BigInteger, bindparam, func, select
 
 from chatcrm.auth import repository as auth_repo
+from chatcrm.auth.scopes import OWNER
 from chatcrm.auth.service import create_account, create_key
 from chatcrm.db.database import Connection
 from chatcrm.db.migrate import PG_LOCK_KEY
+from chatcrm.people import users as people
 from chatcrm.workspaces.service import create_workspace
 
 
@@ -19,6 +21,12 @@ class NewAccount:
     workspace_id: str
     key_id: str
     api_key: str
+    # The demo's owner (contract J.1): its e-mail and invitation token, to set a password.
+    owner_email: str | None = None
+    owner_token: str | None = None
+
+
+DEMO_OWNER = "owner@example.com"
 
 
 async def init_account(
@@ -43,4 +51,13 @@ async def demo_if_empty(conn: Connection) -> NewAccount | None:
         await conn.fetch(_LOCK, {"_key": PG_LOCK_KEY})
     if await auth_repo.any_account(conn):
         return None
-    return await init_account(conn, workspace_name="Demo workspace", account_name="demo")
+    demo = await init_account(conn, workspace_name="Demo workspace", account_name="demo")
+    owner = await people.create(
+        conn,
+        account_id=demo.account_id,
+        email=DEMO_OWNER,
+        name="Demo owner",
+        role=OWNER,
+        workspace_ids=[],
+    )
+    return replace(demo, owner_email=DEMO_OWNER, owner_token=owner.token)

@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from chatcrm.app import create_app
+from chatcrm.auth.scopes import ROUTE_SCOPES
 from chatcrm.config import Settings
 from chatcrm.logs import JsonFormatter
 from chatcrm.provisioning import NewAccount
@@ -383,18 +384,26 @@ def test_openapi_document_is_served(http: TestClient) -> None:
     assert document["openapi"].startswith("3.")
     assert document["info"]["title"] == "chatcrm"
     assert "/api/contact" in document["paths"]
-    bearer = {
-        name
-        for name, scheme in document["components"]["securitySchemes"].items()
-        if scheme["type"] == "http" and scheme["scheme"] == "bearer"
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["apiKey"] == {**schemes["apiKey"], "type": "http", "scheme": "bearer"}
+    assert schemes["session"] == {
+        **schemes["session"],
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "chatcrm_session",
     }
-    assert bearer
-    # Every /api operation asks for the key; the operations endpoints do not.
+    # Every /api operation asks for a key or a session, with the scope of its route (J.2),
+    # but signing in and accepting a link; the operations endpoints ask for nothing.
+    open_ones = {"/api/session": {"post"}, "/api/invitation/accept": {"post"}}
     for path, operations in document["paths"].items():
-        for operation in operations.values():
+        for method, operation in operations.items():
             names = {n for requirement in operation.get("security") or [] for n in requirement}
-            if path.startswith("/api"):
-                assert names and names <= bearer, (path, operation.get("security"))
+            if path.startswith("/api") and method not in open_ones.get(path, ()):
+                assert names == {"apiKey", "session"}, (path, operation.get("security"))
+                required = ROUTE_SCOPES[operation["operationId"]]
+                assert required is not None
+                listed = {s for r in operation["security"] for ss in r.values() for s in ss}
+                assert listed == {s for s in required if s}, (path, method)
             else:
                 assert not names, path
     operation_ids = [

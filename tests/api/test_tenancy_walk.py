@@ -67,6 +67,8 @@ class World:
     webhook: dict[str, Any]  # with its secret
     webhook_event: str  # a webhook.test event of the victim's endpoint
     deliveries_token: str
+    # People of the victim's account (contract J): an invited agent and a scoped key.
+    people: dict[str, dict[str, Any]] = field(default_factory=dict)
     own: dict[str, dict[str, Any]] = field(default_factory=dict)  # per caller ws: records
     # Soft-deleted records of the victim (what a restore could bring back): kind → record.
     deleted: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -190,6 +192,22 @@ def world(api: Api, other_api: Api) -> World:
         deliveries_token=_token(api, f"/api/webhook/{webhook['id']}/deliveries"),
     )
     w.deleted = deleted
+    w.people = {
+        "user": ok_data(
+            api.post(
+                "/api/user",
+                json={
+                    "email": f"member.{uuid.uuid4().hex[:8]}@example.com",
+                    "name": "Member",
+                    "role": "agent",
+                    "workspaceIds": [api.ws],
+                },
+            )
+        )["user"],
+        "key": ok_data(api.post("/api/key", json={"name": "reader", "scopes": ["contacts:read"]}))[
+            "key"
+        ],
+    }
     for caller in (sibling, other_api):
         w.own[caller.ws] = {
             "contact": caller.create_contact(name="Own"),
@@ -1378,6 +1396,143 @@ CASES: dict[tuple[str, str], RouteCase] = {
     ),
     ("POST", "/api/webhook/{webhookId}/replay"): RouteCase(replay_addressing, replay_records),
 }
+
+
+# --- people (contract J): account-wide, so the sibling (same account) sees them ------------
+
+NO_USER = "USER_NOT_FOUND"
+
+
+def _same_account(me: Api, w: World) -> bool:
+    return me.account.account_id == w.victim.account.account_id
+
+
+def people_case(method: str, path: str, *, json: Any = None, reach: str | None = None) -> RouteCase:
+    """An account-level route: naming the victim's workspace in the header is 403; the
+    victim's user or key (`reach`: "user" or "key", in the path) is unknown to another
+    account (404) — the sibling shares the account: only reads are tried there."""
+
+    def target(w: World) -> str:
+        if reach is None:
+            return path
+        return path.replace("{userId}", w.people["user"]["id"]).replace(
+            "{keyId}", w.people["key"]["id"]
+        )
+
+    def addressing(w: World, me: Api) -> list[Req]:
+        return [at(method, target(w))("header", VICTIM, None, json)]
+
+    def records(w: World, me: Api) -> list[Expect]:
+        if reach is None:
+            return []
+        r = at(method, target(w))
+        if not _same_account(me, w):
+            code = NO_USER if reach == "user" else "NOT_FOUND"
+            return [err(r("another account's " + reach, OWN, None, json), 404, code)]
+        if method == "GET":
+            return [ok(r("the account's own " + reach, OWN))]
+        return []
+
+    return RouteCase(addressing, records)
+
+
+def people_list_case(path: str, *, shows: Callable[[World], str]) -> RouteCase:
+    """A list of the caller's account: another account's entries never in it."""
+
+    def addressing(w: World, me: Api) -> list[Req]:
+        return [at("GET", path)("header", VICTIM)]
+
+    def records(w: World, me: Api) -> list[Expect]:
+        def only_the_account(data: Any) -> None:
+            listed = shows(w) in str(data)
+            assert listed is _same_account(me, w), data
+
+        return [ok(at("GET", path)("own header", OWN), only_the_account)]
+
+    return RouteCase(addressing, records)
+
+
+def _invite(w: World) -> dict[str, Any]:
+    return {"email": unique_email(), "name": "New", "role": "viewer", "workspaceIds": [w.victim.ws]}
+
+
+CASES.update(
+    {
+        ("POST", "/api/user"): RouteCase(
+            lambda w, me: [at("POST", "/api/user")("header", VICTIM, None, _invite(w))],
+            lambda w, me: (
+                [
+                    err(
+                        at("POST", "/api/user")(
+                            "another account's workspace", OWN, None, _invite(w)
+                        ),
+                        422,
+                        "VALIDATION_ERROR",
+                        "workspaceIds",
+                    )
+                ]
+                if not _same_account(me, w)
+                else []
+            ),
+        ),
+        ("GET", "/api/user"): people_list_case("/api/user", shows=lambda w: w.people["user"]["id"]),
+        ("GET", "/api/user/{userId}"): people_case("GET", "/api/user/{userId}", reach="user"),
+        ("PUT", "/api/user/{userId}"): people_case(
+            "PUT", "/api/user/{userId}", json={"name": "Renamed"}, reach="user"
+        ),
+        ("DELETE", "/api/user/{userId}"): people_case("DELETE", "/api/user/{userId}", reach="user"),
+        ("POST", "/api/user/{userId}/reset-link"): people_case(
+            "POST", "/api/user/{userId}/reset-link", json={}, reach="user"
+        ),
+        ("DELETE", "/api/user/{userId}/sessions"): people_case(
+            "DELETE", "/api/user/{userId}/sessions", reach="user"
+        ),
+        ("GET", "/api/session"): people_case("GET", "/api/session"),
+        ("DELETE", "/api/session"): people_case("DELETE", "/api/session"),
+        ("GET", "/api/session/list"): people_case("GET", "/api/session/list"),
+        ("DELETE", "/api/session/{sessionId}"): people_case(
+            "DELETE", "/api/session/01a21a92-1522-7e60-a205-7019eb835a80"
+        ),
+        ("GET", "/api/me"): people_case("GET", "/api/me"),
+        ("PUT", "/api/me/password"): people_case(
+            "PUT", "/api/me/password", json={"currentPassword": "x", "newPassword": "y"}
+        ),
+        ("POST", "/api/me/2fa"): people_case("POST", "/api/me/2fa", json={}),
+        ("POST", "/api/me/2fa/enable"): people_case(
+            "POST", "/api/me/2fa/enable", json={"code": "123456"}
+        ),
+        ("DELETE", "/api/me/2fa"): people_case("DELETE", "/api/me/2fa", json={"password": "x"}),
+        ("POST", "/api/key"): RouteCase(
+            lambda w, me: [
+                at("POST", "/api/key")("header", VICTIM, None, {"name": "k", "scopes": ["*"]})
+            ],
+            lambda w, me: (
+                [
+                    err(
+                        at("POST", "/api/key")(
+                            "another account's workspace",
+                            OWN,
+                            None,
+                            {"name": "k", "scopes": ["*"], "workspaceIds": [w.victim.ws]},
+                        ),
+                        422,
+                        "VALIDATION_ERROR",
+                        "workspaceIds",
+                    )
+                ]
+                if not _same_account(me, w)
+                else []
+            ),
+        ),
+        ("GET", "/api/key"): people_list_case("/api/key", shows=lambda w: w.people["key"]["id"]),
+        ("DELETE", "/api/key/{keyId}"): people_case("DELETE", "/api/key/{keyId}", reach="key"),
+        ("GET", "/api/audit"): people_list_case(
+            "/api/audit", shows=lambda w: w.people["user"]["id"]
+        ),
+    }
+)
+# Routes with no caller, hence no workspace to name: signing in, accepting a link.
+OPEN_ROUTES = {("POST", "/api/session"), ("POST", "/api/invitation/accept")}
 ROUTE_IDS = [f"{method} {path}" for method, path in CASES]
 
 
@@ -1408,7 +1563,7 @@ def _case(route_id: str) -> RouteCase:
 def test_every_api_route_is_walked(settings: Settings) -> None:
     served = api_routes(settings)
     assert len(served) >= 21
-    missing = sorted(served - set(CASES))
+    missing = sorted(served - set(CASES) - OPEN_ROUTES)
     assert not missing, f"routes without a tenancy case: {missing}"
     stale = sorted(set(CASES) - served)
     assert not stale, f"tenancy cases for routes the app does not serve: {stale}"
@@ -1544,4 +1699,4 @@ def test_the_openapi_document_lists_the_same_routes(http: TestClient) -> None:
         if path.startswith("/api")
         for method in operations
     }
-    assert documented == set(CASES)
+    assert documented == set(CASES) | OPEN_ROUTES

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import pyotp
 
 from tests.client import Api, ok_data, unique_email, unique_phone
 
@@ -30,12 +31,13 @@ class Workload:
         json: Any = None,
         headers: dict[str, str] | None = None,
         workspace: str | None = "",
+        auth: str | None = "",
         **path: str,
     ) -> httpx.Response:
         self.routes.add((method, template))
         url = template.format(**path)
         return self.api.request(
-            method, url, params=params, json=json, headers=headers, workspace=workspace
+            method, url, params=params, json=json, headers=headers, workspace=workspace, auth=auth
         )
 
     def ok(self, method: str, template: str, **kw: Any) -> Any:
@@ -256,4 +258,70 @@ def run(api: Api, *, receiver_url: Callable[[str], str]) -> Workload:
     )
     gone = w.ok("POST", "/api/webhook", json={"url": receiver_url("/deleted")})["webhook"]
     w.ok("DELETE", hook_path, webhookId=gone["id"])
+    people(w)
     return w
+
+
+def people(w: Workload) -> None:
+    """Contract J: users, a console session (the client keeps its cookie), keys, audit."""
+    ws = w.api.ws
+    password = "a long enough password"
+    invited = w.ok(
+        "POST",
+        "/api/user",
+        json={"email": unique_email(), "name": "Vi", "role": "viewer", "workspaceIds": [ws]},
+    )
+    user_id = invited["id"]
+    w.ok("GET", "/api/user")
+    w.ok("GET", "/api/user/{userId}", userId=user_id)
+    w.ok("PUT", "/api/user/{userId}", userId=user_id, json={"role": "agent"})
+    token = invited["inviteUrl"].rsplit("/", 1)[1]
+    signed = w.ok(
+        "POST",
+        "/api/invitation/accept",
+        json={"token": token, "password": password},
+        auth=None,
+        workspace=None,
+    )
+    csrf = {"x-csrf-token": signed["csrfToken"]}
+    session = {"auth": None, "workspace": None}
+    w.ok("GET", "/api/session", **session)
+    w.ok("GET", "/api/me", **session)
+    w.ok("GET", "/api/me")
+    listed = w.ok("GET", "/api/session/list", **session)["data"]
+    secret = w.ok("POST", "/api/me/2fa", headers=csrf, **session)["secret"]
+    w.ok(
+        "POST",
+        "/api/me/2fa/enable",
+        json={"code": pyotp.TOTP(secret).now()},
+        headers=csrf,
+        **session,
+    )
+    w.ok("DELETE", "/api/me/2fa", json={"password": password}, headers=csrf, **session)
+    w.ok(
+        "PUT",
+        "/api/me/password",
+        json={"currentPassword": password, "newPassword": password + "!"},
+        headers=csrf,
+        **session,
+    )
+    email = invited["user"]["email"]
+    again = w.ok(
+        "POST", "/api/session", json={"email": email, "password": password + "!"}, **session
+    )
+    w.ok(
+        "DELETE",
+        "/api/session/{sessionId}",
+        sessionId=listed[0]["id"],
+        headers={"x-csrf-token": again["csrfToken"]},
+        **session,
+    )
+    w.ok("DELETE", "/api/session", headers={"x-csrf-token": again["csrfToken"]}, **session)
+    w.ok("POST", "/api/user/{userId}/reset-link", userId=user_id)
+    w.ok("DELETE", "/api/user/{userId}/sessions", userId=user_id)
+    w.ok("DELETE", "/api/user/{userId}", userId=user_id)
+    key = w.ok("POST", "/api/key", json={"name": "reader", "scopes": ["contacts:read"]})
+    w.ok("GET", "/api/key")
+    w.ok("DELETE", "/api/key/{keyId}", keyId=key["id"])
+    page = w.ok("GET", "/api/audit", params={"pageSize": "2"})
+    w.ok("GET", "/api/audit", params={"continuationToken": page["continuationToken"]})

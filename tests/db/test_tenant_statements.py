@@ -31,6 +31,7 @@ from chatcrm.db.database import Database
 from chatcrm.db.idlist import in_id_list
 from chatcrm.db.schema import metadata
 from chatcrm.events import outbox, publisher, retention
+from chatcrm.people import users
 from chatcrm.webhooks import claims
 from chatcrm.webhooks.dispatcher import Dispatcher
 from tests.api.test_tenancy_walk import api_routes
@@ -51,6 +52,12 @@ NOT_TENANT = {
     "workspaces",
     "rate_budgets",  # per API key (docs/scaling.md 3.1)
     "key_changes",  # one row: the revocation counter
+    # People (contract J): per account, small, read by the console's requests.
+    "users",
+    "user_tokens",
+    "sessions",
+    "sign_in_failures",
+    "audit_log",
 }
 
 
@@ -90,6 +97,12 @@ ALLOWED = [
         "events/retention.py _DELETE_EVENTS",
         lambda d: retention._DELETE_EVENTS,
         "the retention purge removes expired events of every workspace",
+    ),
+    Allowed(
+        "people/users.py _AGENTS_BY_EMAIL",
+        lambda d: users._AGENTS_BY_EMAIL if d == "postgresql" else users._AGENTS_BY_EMAIL_SQLITE,
+        "a user's agents (J.1: linked by e-mail) are looked up in every workspace of its "
+        "account, named by a list of ids",
     ),
     Allowed(
         "events/outbox.py _insert_statement (SQLite)",

@@ -16,6 +16,7 @@ EVENT_KEYS = [
     "recordVersion",
     "changed",
     "data",
+    "actor",  # contract J.4
 ]
 
 
@@ -55,6 +56,8 @@ def test_create_update_events_carry_the_answer(api: Api) -> None:
         assert event["recordId"] == created["id"]
         assert event["createdAt"].endswith("Z") and len(event["createdAt"]) == 27
     assert first["data"] == created and first["changed"] == []
+    # The account's key acted (J.4): first-edition keys have no name.
+    assert first["actor"] == {"type": "key", "id": api.account.key_id, "name": ""}
     assert first["recordVersion"] == 1 and etag == '"1"'
     assert second["data"] == after
     assert second["recordVersion"] == 2 and updated.headers["ETag"] == '"2"'

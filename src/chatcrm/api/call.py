@@ -156,7 +156,9 @@ def make_call(request: Request) -> Call:
         raise AssertionError("unreachable")
     if b"%00" in request.scope.get("query_string", b""):
         _reject_nul(request)
-    return Call(request=request, principal=principal, conn=state[STATE_CONNECTION])
+    conn: Connection = state[STATE_CONNECTION]
+    conn.actor = principal.actor()  # named by the events this request writes (J.4)
+    return Call(request=request, principal=principal, conn=conn)
 
 
 def _reject_nul(request: Request) -> None:

@@ -7,21 +7,72 @@ the routes (api/call.py), which answer 401 only where a key is needed.
 
 from __future__ import annotations
 
+import secrets
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import urlsplit
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api.errors import render
 from chatcrm.api.ratelimit import Limiter
-from chatcrm.api.state import STATE_AUTH_ERROR, STATE_CONNECTION, STATE_PRINCIPAL
+from chatcrm.api.state import (
+    STATE_AUTH_ERROR,
+    STATE_CONNECTION,
+    STATE_PRINCIPAL,
+    STATE_SESSION,
+)
 from chatcrm.auth.service import authenticate
 from chatcrm.config import Settings
 from chatcrm.core.errors import RateLimited, ServiceError
+from chatcrm.people import sessions
+from chatcrm.people.errors import CsrfFailed
+
+# Methods that may change state: a cookie-authenticated one needs the CSRF token (J.3).
+_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def _header(scope: Scope, wanted: bytes) -> str | None:
+    for name, value in scope["headers"]:
+        if name == wanted:
+            return value.decode("latin-1")
+    return None
 
 
 def _authorization(scope: Scope) -> str | None:
-    for name, value in scope["headers"]:
-        if name == b"authorization":
-            return value.decode("latin-1")
-    return None
+    return _header(scope, b"authorization")
+
+
+def _session_token(scope: Scope) -> str | None:
+    raw = _header(scope, b"cookie")
+    if not raw:
+        return None
+    try:
+        morsel = SimpleCookie(raw).get(sessions.COOKIE)
+    except CookieError:
+        return None
+    return morsel.value if morsel is not None and morsel.value else None
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def check_csrf(scope: Scope, settings: Settings, expected: str) -> None:
+    """A cookie-authenticated change carries the session's token in X-CSRF-Token and, when
+    the browser sends Origin, comes from this server's own origin (CSRF Cheat Sheet)."""
+    token = _header(scope, sessions.CSRF_HEADER.encode())
+    if token is None or not secrets.compare_digest(token.encode(), expected.encode()):
+        raise CsrfFailed("A change made with the session cookie needs the header X-CSRF-Token.")
+    origin = _header(scope, b"origin")
+    if origin is None:
+        return
+    own = {_origin(settings.base_url)}
+    host = _header(scope, b"host")
+    if host:
+        own.add(f"{scope.get('scheme', 'http')}://{host}".lower())
+    if origin.lower().rstrip("/") not in own:
+        raise CsrfFailed("A change made with the session cookie must come from this server.")
 
 
 class GateMiddleware:
@@ -35,14 +86,24 @@ class GateMiddleware:
         # must not be rate limited or fail because the key store is unreachable.
         api = scope["type"] == "http" and scope["path"].startswith("/api/")
         header = _authorization(scope) if api else None
-        if header is None:
+        # Without an Authorization header, the console's session cookie (J.3).
+        cookie = _session_token(scope) if api and header is None else None
+        if header is None and cookie is None:
             await self.app(scope, receive, send)
             return
         state = scope["app"].state
         request_state = scope.setdefault("state", {})
         conn = request_state[STATE_CONNECTION]
         try:
-            principal = await authenticate(conn, state.auth_cache, header)
+            if header is not None:
+                principal = await authenticate(conn, state.auth_cache, header)
+            else:
+                assert cookie is not None
+                current = await sessions.authenticate(conn, cookie, self.settings)
+                if scope["method"] in _CHANGING:
+                    check_csrf(scope, self.settings, current.csrf_token)
+                request_state[STATE_SESSION] = current
+                principal = current.principal
         except ServiceError as exc:
             request_state[STATE_AUTH_ERROR] = exc
             await self.app(scope, receive, send)

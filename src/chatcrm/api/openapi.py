@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from chatcrm import __version__
 from chatcrm.api.routing import ApiRoute, Operation, Param, api_routes
+from chatcrm.auth import scopes
 from chatcrm.core import messages as m
 from chatcrm.records.types import Schema
 
@@ -47,30 +48,53 @@ def page_of(owner_key: str, item: Schema) -> Schema:
 
 # The error codes each status can carry (contract section 5).
 _CODES: dict[int, tuple[str, ...]] = {
-    400: (m.BAD_REQUEST, m.INVALID_CONTINUATION_TOKEN, m.INVALID_CURSOR),
-    401: (m.UNAUTHORIZED, m.WORKSPACE_REQUIRED),
-    403: (m.FORBIDDEN,),
-    404: (m.CONTACT_NOT_FOUND, m.OPPORTUNITY_NOT_FOUND, m.WEBHOOK_NOT_FOUND, m.NOT_FOUND),
-    409: (m.DUPLICATE_CONTACT, m.IDEMPOTENCY_KEY_REUSED, m.CONTACT_DELETED_CONFLICT),
+    400: (m.BAD_REQUEST, m.INVALID_CONTINUATION_TOKEN, m.INVALID_CURSOR, m.INVALID_TOKEN),
+    401: (
+        m.UNAUTHORIZED,
+        m.WORKSPACE_REQUIRED,
+        m.SESSION_EXPIRED,
+        m.INVALID_CREDENTIALS,
+        m.TWO_FACTOR_REQUIRED,
+    ),
+    403: (m.FORBIDDEN, m.PERMISSION_DENIED, m.CSRF_FAILED),
+    404: (
+        m.CONTACT_NOT_FOUND,
+        m.OPPORTUNITY_NOT_FOUND,
+        m.WEBHOOK_NOT_FOUND,
+        m.USER_NOT_FOUND,
+        m.NOT_FOUND,
+    ),
+    409: (
+        m.DUPLICATE_CONTACT,
+        m.IDEMPOTENCY_KEY_REUSED,
+        m.CONTACT_DELETED_CONFLICT,
+        m.DUPLICATE_USER,
+        m.LAST_OWNER,
+    ),
     412: (m.PRECONDITION_FAILED,),
     413: (m.PAYLOAD_TOO_LARGE,),
     415: (m.UNSUPPORTED_MEDIA_TYPE,),
     422: (m.VALIDATION_ERROR,),
-    429: (m.RATE_LIMITED,),
+    429: (m.RATE_LIMITED, m.TOO_MANY_ATTEMPTS),
     503: (m.SERVICE_UNAVAILABLE,),
 }
 _WHEN = {
     400: "Malformed request: a body or query parameter that cannot be read, an unknown "
     "parameter, a structural mistake in an update body, a bad continuation token",
-    401: "No valid API key (UNAUTHORIZED), or no workspace named (WORKSPACE_REQUIRED)",
-    403: "A workspace this key cannot use, or header and workspaceId differ",
+    401: "No valid API key (UNAUTHORIZED), no workspace named (WORKSPACE_REQUIRED), a session "
+    "that ended (SESSION_EXPIRED), a refused sign-in (INVALID_CREDENTIALS, "
+    "TWO_FACTOR_REQUIRED)",
+    403: "A workspace this caller cannot use, or header and workspaceId differ (FORBIDDEN); "
+    "outside the caller's scopes (PERMISSION_DENIED, data.required); a session's change "
+    "without its CSRF token or from another origin (CSRF_FAILED)",
     404: "Unknown id (or of another workspace)",
-    409: "A phone or email another contact holds, or an Idempotency-Key used for another request",
+    409: "A phone or email another contact holds, an Idempotency-Key used for another "
+    "request, an e-mail another user holds, a change that leaves no active owner",
     412: "If-Match names another version",
     413: "Body over the size limit (1 MiB)",
     415: "A body declared with a non-JSON content type",
     422: "Invalid values, all of them named in data.errors",
-    429: "Over the API key's rate limit",
+    429: "Over the API key's rate limit, or sign-in throttled (TOO_MANY_ATTEMPTS)",
     503: "The database is unreachable; retry after Retry-After seconds",
 }
 
@@ -109,8 +133,12 @@ def _error_envelope(status: int) -> Schema:
         "properties": {
             "errors": {"type": "array", "items": FIELD_ERROR},
             "existingId": {"type": "string", "description": "On DUPLICATE_CONTACT."},
+            "required": {
+                "type": "string",
+                "description": "On PERMISSION_DENIED: the scope the operation needs (then "
+                "the only key).",
+            },
         },
-        "required": ["errors"],
     }
     return {
         "type": "object",
@@ -150,7 +178,8 @@ def statuses(op: Operation) -> list[int]:
         # the database unreachable (503).
         out |= {400, 401, 403, 429, 503}
     if op.body is not None:
-        out |= {400, 413, 415}
+        # 422 too: a body's `workspaceId` that is not a string, even where no body field is.
+        out |= {400, 413, 415, 422}
     if op.method == "POST" and op.authenticated:
         out |= {409}  # an Idempotency-Key used for another request
     return sorted(out)
@@ -218,9 +247,30 @@ def _operation(route: ApiRoute) -> Schema:
             "required": op.body_required,
             "content": {"application/json": {"schema": op.body}},
         }
-    if op.authenticated:
-        out["security"] = [{"apiKey": []}]
+    requirement = scopes.ROUTE_SCOPES[op.operation_id]
+    if op.authenticated and requirement is not None:
+        # Contract J.2: the scope(s) the operation needs, with a key or a console session
+        # (OpenAPI 3.1 lets non-OAuth schemes list the roles they require); any one of the
+        # requirements is enough. SIGNED_IN: any caller at all.
+        needed = [[s] if s else [] for s in requirement]
+        out["security"] = [{scheme: list(n)} for n in needed for scheme in SECURITY_SCHEMES]
     return out
+
+
+SECURITY_SCHEMES = {
+    "apiKey": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API key: `Authorization: Bearer ccrm_…`",
+    },
+    "session": {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "chatcrm_session",
+        "description": "A console session (POST /api/session); changes also need the "
+        "X-CSRF-Token header.",
+    },
+}
 
 
 def document(app: FastAPI) -> Schema:
@@ -239,13 +289,7 @@ def document(app: FastAPI) -> Schema:
         "paths": paths,
         "components": {
             "schemas": dict(sorted(_components.items())),
-            "securitySchemes": {
-                "apiKey": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "An API key: `Authorization: Bearer ccrm_…`",
-                }
-            },
+            "securitySchemes": SECURITY_SCHEMES,
         },
     }
 

@@ -20,8 +20,10 @@ from starlette.types import Receive, Scope, Send
 
 from chatcrm.api.call import make_call
 from chatcrm.api.errors import data_problem_response, render
+from chatcrm.auth import scopes
 from chatcrm.core.errors import ServiceError
 from chatcrm.db.errors import DataProblem
+from chatcrm.people.errors import PermissionDenied
 from chatcrm.records.types import Schema
 
 Endpoint = Callable[..., Awaitable[Response]]
@@ -71,6 +73,11 @@ class ApiRoute(Route):
         self.operation = operation
         self.endpoint_function = endpoint
         self.app = self.handle_call
+        # What the caller must hold (contract J.2), from the one table of every route's
+        # scope: an operation missing from it cannot be served.
+        if operation.operation_id not in scopes.ROUTE_SCOPES:
+            raise LookupError(f"no scope declared for {operation.operation_id} (auth/scopes.py)")
+        self.requirement = scopes.ROUTE_SCOPES[operation.operation_id]
         self.segments = _segments(operation.path)
         self.param_names = tuple(s[1:-1] for s in operation.path.split("/") if s.startswith("{"))
 
@@ -79,9 +86,11 @@ class ApiRoute(Route):
         request = Request(scope, receive)
         try:
             if self.operation.authenticated:
-                response = await self.endpoint_function(
-                    make_call(request), **scope.get("path_params", {})
-                )
+                call = make_call(request)
+                required = self.requirement
+                if required is not None and not scopes.allows(call.principal.scopes, required):
+                    raise PermissionDenied(required[0])
+                response = await self.endpoint_function(call, **scope.get("path_params", {}))
             else:
                 response = await self.endpoint_function(request)
         except ServiceError as exc:

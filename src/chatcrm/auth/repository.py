@@ -21,6 +21,10 @@ _GET_KEY = select(
     api_keys.c.secret_hash,
     api_keys.c.revoked_at,
     api_keys.c.rate_limit,
+    api_keys.c.name,
+    api_keys.c.scopes,
+    api_keys.c.workspace_ids,
+    api_keys.c.expires_at,
 ).where(api_keys.c.id == _ID)
 _REVOKE = (
     update(api_keys)
@@ -73,7 +77,13 @@ async def insert_key(
     secret_hash: str,
     now: datetime,
     rate_limit: float | None = None,
+    name: str = "",
+    scopes: str | None = None,
+    workspace_ids: str | None = None,
+    expires_at: datetime | None = None,
+    created_by: str | None = None,
 ) -> None:
+    """`scopes` and `workspace_ids`: JSON arrays, or None for no limit."""
     await conn.execute(
         _INSERT_KEY,
         {
@@ -82,6 +92,12 @@ async def insert_key(
             "secret_hash": secret_hash,
             "created_at": now,
             "rate_limit": rate_limit,
+            "name": name,
+            "scopes": scopes,
+            "workspace_ids": workspace_ids,
+            "expires_at": expires_at,
+            "last_used_at": None,
+            "created_by": created_by,
         },
     )
 

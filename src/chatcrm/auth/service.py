@@ -4,21 +4,40 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import datetime
+
+import orjson
 
 from chatcrm.auth import keys
 from chatcrm.auth import repository as repo
+from chatcrm.auth import scopes as scopes_
 from chatcrm.core.errors import Forbidden, Unauthorized
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection
 
+KEY, USER = "key", "user"
+
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    key_id: str
+    """Who calls: an API key, or a user through a console session (contract J)."""
+
+    key_id: str  # the acting id: the key's, or the user's (userCreation, createdBy, actor)
     account_id: str
     # Requests per second for this key; None: the service default; 0: unlimited.
     rate_limit: float | None = None
+    scopes: frozenset[str] = frozenset(scopes_.ALL)
+    # The only workspaces it may use; None: every workspace of the account.
+    workspace_ids: frozenset[str] | None = None
+    kind: str = KEY
+    name: str = ""
+    role: str = scopes_.OWNER
+    session_id: str | None = None
+
+    def actor(self) -> dict[str, str]:
+        """J.4's `actor` of what this caller does."""
+        return {"type": self.kind, "id": self.key_id, "name": self.name}
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +46,10 @@ class _CachedKey:
     secret_hash: str
     rate_limit: float | None
     fetched: float
+    name: str
+    scopes: frozenset[str]
+    workspace_ids: frozenset[str] | None
+    expires_at: datetime | None
 
 
 class AuthCache:
@@ -52,6 +75,12 @@ class AuthCache:
         self.generation = 0
         self._version: int | None = None
         self.next_poll = 0.0
+        # Keys used since `lastUsedAt` was last written (J.5: at most a minute stale).
+        self.recently_used: set[str] = set()
+
+    def used(self, key_id: str) -> None:
+        if len(self.recently_used) < self.MAX_WORKSPACES:
+            self.recently_used.add(key_id)
 
     def key(self, key_id: str) -> _CachedKey | None:
         hit = self._keys.get(key_id)
@@ -96,6 +125,14 @@ class AuthCache:
         self._workspaces[workspace_id] = account_id
 
 
+def _granted(stored: str | None) -> frozenset[str]:
+    """A key's scopes column: NULL (an account key) and ["*"] hold every scope."""
+    listed = None if stored is None else orjson.loads(stored)
+    if listed is None or scopes_.EVERY in listed:
+        return frozenset(scopes_.ALL)
+    return frozenset(listed)
+
+
 def bearer_token(authorization: str | None) -> str:
     if not authorization:
         raise Unauthorized("Missing API key: send the header 'Authorization: Bearer <api key>'.")
@@ -121,16 +158,32 @@ async def authenticate(conn: Connection, cache: AuthCache, authorization: str | 
         row = await repo.get_key(conn, key_id)
         if row is None or row["revoked_at"] is not None:
             raise Unauthorized("The API key is not valid or has been revoked.")
+        granted = row["scopes"]
+        limited = row["workspace_ids"]
         cached = _CachedKey(
             account_id=row["account_id"],
             secret_hash=row["secret_hash"],
             rate_limit=row["rate_limit"],
             fetched=time.monotonic(),
+            name=row["name"] or "",
+            scopes=_granted(granted),
+            workspace_ids=None if limited is None else frozenset(orjson.loads(limited)),
+            expires_at=row["expires_at"],
         )
         cache.put_key(key_id, cached, generation=generation)
     if not keys.secret_matches(secret, cached.secret_hash):
         raise Unauthorized("The API key is not valid or has been revoked.")
-    return Principal(key_id=key_id, account_id=cached.account_id, rate_limit=cached.rate_limit)
+    if cached.expires_at is not None and cached.expires_at <= utcnow():
+        raise Unauthorized("The API key has expired.")
+    cache.used(key_id)
+    return Principal(
+        key_id=key_id,
+        account_id=cached.account_id,
+        rate_limit=cached.rate_limit,
+        scopes=cached.scopes,
+        workspace_ids=cached.workspace_ids,
+        name=cached.name,
+    )
 
 
 async def key_changed(conn: Connection, key_id: str) -> None:
@@ -179,6 +232,11 @@ async def check_workspace(
         cache.put_workspace(workspace_id, owner)
     if owner != principal.account_id:
         raise _forbidden(workspace_id)
+    if principal.workspace_ids is not None and workspace_id not in principal.workspace_ids:
+        raise Forbidden(
+            f"This {'user' if principal.kind == USER else 'API key'} cannot use "
+            f"workspace '{workspace_id}': it is not one of its workspaces."
+        )
     return workspace_id
 
 

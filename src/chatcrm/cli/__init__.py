@@ -10,6 +10,7 @@ from chatcrm.cli.dispatch import dispatch
 from chatcrm.cli.keys import keys
 from chatcrm.cli.service import migrate, serve
 from chatcrm.cli.transfer import export_group, import_group
+from chatcrm.cli.users import users
 from chatcrm.cli.workspaces import workspace
 
 
@@ -27,6 +28,7 @@ for _command in (
     accounts,
     workspace,
     keys,
+    users,
     import_group,
     export_group,
     citus,

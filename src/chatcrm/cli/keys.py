@@ -26,9 +26,29 @@ def keys() -> None:
     help="Requests per second for this key (bursts of twice that); 0: unlimited. "
     "Default: the service's CHATCRM_RATE_LIMIT.",
 )
+@click.option("--name", default="", help="A name for people (contract J.5).")
+@click.option(
+    "--scopes",
+    default=None,
+    help="Comma-separated scopes (contacts:read,…) or *; default: every permission.",
+)
+@click.option(
+    "--workspace",
+    "workspace_ids",
+    multiple=True,
+    help="The only workspace(s) the key may use (repeat for several).",
+)
+@click.option("--expires", default=None, help="When the key stops working (ISO 8601).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def keys_create(
-    database_url: str | None, account_id: str, rate_limit: float | None, as_json: bool
+    database_url: str | None,
+    account_id: str,
+    rate_limit: float | None,
+    name: str,
+    scopes: str | None,
+    workspace_ids: tuple[str, ...],
+    expires: str | None,
+    as_json: bool,
 ) -> None:
     """Create an API key for an account (shown once; only its hash is stored)."""
     from chatcrm.auth import repository as auth_repo
@@ -37,6 +57,10 @@ def keys_create(
     async def work(conn: Connection) -> tuple[str, str]:
         if not await auth_repo.account_exists(conn, account_id):
             raise CommandError(f"no account with id {account_id!r}")
+        if name or scopes or workspace_ids or expires:
+            return await _scoped_key(
+                conn, account_id, name, scopes, workspace_ids, expires, rate_limit
+            )
         return await create_key(conn, account_id=account_id, rate_limit=rate_limit)
 
     key_id, api_key = run_db(database_url, work)
@@ -45,6 +69,39 @@ def keys_create(
     else:
         click.echo(f"key id:  {key_id}")
         click.echo(f"API key: {api_key}  (shown once; only its hash is stored)")
+
+
+async def _scoped_key(
+    conn: Connection,
+    account_id: str,
+    name: str,
+    scopes: str | None,
+    workspace_ids: tuple[str, ...],
+    expires: str | None,
+    rate_limit: float | None,
+) -> tuple[str, str]:
+    """A key of J.5, made as `POST /api/key` makes it (by the account: every scope)."""
+    from chatcrm.auth import repository as auth_repo
+    from chatcrm.auth.service import Principal
+    from chatcrm.core.errors import ServiceError
+    from chatcrm.people import keys as scoped
+
+    body: dict[str, object] = {
+        "name": name or "cli",
+        "scopes": ["*"] if scopes is None else [s.strip() for s in scopes.split(",") if s.strip()],
+    }
+    if workspace_ids:
+        body["workspaceIds"] = list(workspace_ids)
+    if expires:
+        body["expiresAt"] = expires
+    try:
+        key_id, raw = await scoped.create(conn, Principal(key_id="", account_id=account_id), body)
+    except ServiceError as exc:
+        detail = "; ".join(f"{e.field} {e.message}" for e in exc.errors or [])
+        raise CommandError(f"{exc.message}{': ' + detail if detail else ''}") from exc
+    if rate_limit is not None:
+        await auth_repo.set_rate_limit(conn, key_id, rate_limit)
+    return key_id, raw
 
 
 @keys.command("revoke")

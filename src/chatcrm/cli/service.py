@@ -54,8 +54,12 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
         # Worker processes read their settings from the environment.
         os.environ["CHATCRM_DATABASE_URL"] = settings.database_url
         os.environ["CHATCRM_WORKERS"] = str(workers)
+        # Links of invitations and resets name the address people reach: the configured
+        # one, else the one served here (never a request's Host header).
+        if not settings.public_url:
+            os.environ["CHATCRM_PUBLIC_URL"] = _base(host, port)
         if demo is not None:
-            _announce_demo(demo, host, port)
+            _announce_demo(demo, host, port, settings.public_url)
         _run_uvicorn(uvicorn, host=host, port=port, workers=workers, settings=settings)
     finally:
         shutil.rmtree(metrics_dir, ignore_errors=True)
@@ -80,14 +84,21 @@ def _run_uvicorn(uvicorn: Any, *, host: str, port: int, workers: int, settings: 
     )
 
 
-def _announce_demo(demo: NewAccount, host: str, port: int) -> None:
-    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+def _base(host: str, port: int) -> str:
+    return f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+
+
+def _announce_demo(demo: NewAccount, host: str, port: int, public_url: str | None) -> None:
+    base = _base(host, port)
+    console = (public_url or base).rstrip("/")
     lines = [
         "chatcrm: empty database, created a demo account:",
         f"  account:   {demo.account_id}",
         f"  workspace: {demo.workspace_id}",
         f"  API key:   {demo.api_key}",
         "  (the key is shown once; only its hash is stored)",
+        f"  owner:     {demo.owner_email} — set its password to sign in to the console:",
+        f"             {console}/console/#invite/{demo.owner_token}",
         "Try it:",
         f"  curl -s {base}/api/workspace/{demo.workspace_id} "
         f"-H 'Authorization: Bearer {demo.api_key}'",

@@ -55,6 +55,9 @@ class Connection:
         # Set by the outbox when the transaction wrote an event: once committed, the
         # process's publisher is woken (Database.on_events_committed).
         self.wrote_events = False
+        # Who acts through this connection (contract J.4), named by every event it writes;
+        # None: the service itself.
+        self.actor: dict[str, Any] | None = None
 
     async def is_citus(self) -> bool:
         """See Database.is_citus; asked on this connection the first time, so a request

@@ -61,7 +61,11 @@ class NewEvent:
     in_feed: bool = True
 
 
-def _row(event: NewEvent) -> dict[str, Any]:
+# J.4: what the service does by itself (retention, imports without a caller…).
+SYSTEM_ACTOR = {"type": "system", "id": None, "name": "chatcrm"}
+
+
+def _row(event: NewEvent, actor: dict[str, Any] | None) -> dict[str, Any]:
     event_id = new_event_id()
     body = dumps(
         {
@@ -73,6 +77,7 @@ def _row(event: NewEvent) -> dict[str, Any]:
             "recordVersion": event.record_version,
             "changed": event.changed,
             "data": event.data,
+            "actor": actor or SYSTEM_ACTOR,
         }
     )
     return {
@@ -100,7 +105,8 @@ async def write_event(
 ) -> str:
     """Write one event in the connection's transaction; returns its id. Its place in the
     feed is fixed here, by this one INSERT (events/feed.py)."""
-    row = _row(NewEvent(workspace_id, type, record_id, record_version, changed, data, now, in_feed))
+    new = NewEvent(workspace_id, type, record_id, record_version, changed, data, now, in_feed)
+    row = _row(new, conn.actor)
     await conn.begin()
     await conn.execute(_insert_statement(conn.dialect), row)
     conn.wrote_events = True
@@ -113,7 +119,7 @@ async def write_events(conn: Connection, events: list[NewEvent]) -> None:
     if not events:
         return
     await conn.begin()
-    await conn.executemany(_insert_statement(conn.dialect), [_row(e) for e in events])
+    await conn.executemany(_insert_statement(conn.dialect), [_row(e, conn.actor) for e in events])
     conn.wrote_events = True
 
 

@@ -10,7 +10,13 @@ from starlette.responses import Response
 from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
 from chatcrm.api.openapi import component
-from chatcrm.api.parameters import PAGE_SIZE, WORKSPACE_HEADER, WORKSPACE_QUERY, query_names
+from chatcrm.api.parameters import (
+    PAGE_SIZE,
+    WORKSPACE_HEADER,
+    WORKSPACE_QUERY,
+    or_empty,
+    query_names,
+)
 from chatcrm.api.routing import Param, Routes
 from chatcrm.core import messages as m
 from chatcrm.core.errors import FieldError, require_valid
@@ -35,6 +41,18 @@ EVENT = component(
             "recordVersion": {"type": ["integer", "null"]},
             "changed": {"type": "array", "items": {"type": "string"}},
             "data": {"type": "object"},
+            "actor": {
+                "type": "object",
+                "description": "Who acted (contract J.4): a user, a key, a channel, or the "
+                "service itself (system, name chatcrm).",
+                "properties": {
+                    "type": {"type": "string", "enum": ["user", "key", "channel", "system"]},
+                    "id": {"type": ["string", "null"]},
+                    "name": {"type": "string"},
+                },
+                "required": ["type", "id", "name"],
+                "additionalProperties": False,
+            },
         },
         "required": [
             "id",
@@ -45,6 +63,7 @@ EVENT = component(
             "recordVersion",
             "changed",
             "data",
+            "actor",
         ],
     },
 )
@@ -84,7 +103,8 @@ WAIT = Param(
     "query",
     "Seconds (0 to 30) to hold the request when no event follows `after`; it answers as "
     "soon as one is committed.",
-    schema={"type": "number", "minimum": 0, "maximum": feed.MAX_WAIT_SECONDS},
+    # Empty counts as absent, as for every query value of the feed.
+    schema=or_empty({"type": "number", "minimum": 0, "maximum": feed.MAX_WAIT_SECONDS}),
 )
 PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY, AFTER, TYPES, RECORD, PAGE_SIZE, WAIT)
 

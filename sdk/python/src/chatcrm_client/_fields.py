@@ -146,6 +146,7 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("recordVersion", "record_version", "other"),
         ("changed", "changed", "other"),
         ("data", "data", "other"),
+        ("actor", "actor", "other"),
     ),
 }
 

@@ -1,0 +1,124 @@
+"""People of an account (contract J.1): `chatcrm users create`, `reset-link` and `list`.
+Links start with CHATCRM_PUBLIC_URL (default: the address `chatcrm serve` listens on)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from chatcrm.cli.database import (
+    CommandError,
+    database_url_option,
+    print_json,
+    run_db,
+    settings_for,
+)
+from chatcrm.cli.tables import json_array_option, print_list
+from chatcrm.db.database import Connection
+
+ROLES = ("owner", "admin", "agent", "viewer")
+
+
+@click.group()
+def users() -> None:
+    """Users of an account: invitations, reset links."""
+
+
+@users.command("create")
+@database_url_option
+@click.option("--account", "account_id", required=True, help="The account id.")
+@click.option("--email", required=True)
+@click.option("--name", required=True)
+@click.option("--role", required=True, type=click.Choice(ROLES))
+@click.option(
+    "--workspace",
+    "workspace_ids",
+    multiple=True,
+    help="A workspace of an agent or viewer (repeat for several).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def users_create(
+    database_url: str | None,
+    account_id: str,
+    email: str,
+    name: str,
+    role: str,
+    workspace_ids: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Invite a user; prints the invitation link (single-use, valid 7 days)."""
+    from chatcrm.auth import repository as auth_repo
+    from chatcrm.core.errors import ServiceError
+    from chatcrm.people import users as people
+
+    settings = settings_for(database_url)
+
+    async def work(conn: Connection) -> tuple[str, str]:
+        if not await auth_repo.account_exists(conn, account_id):
+            raise CommandError(f"no account with id {account_id!r}")
+        body: dict[str, Any] = {"email": email, "name": name, "role": role}
+        if workspace_ids:
+            body["workspaceIds"] = list(workspace_ids)
+        try:
+            invited = await people.invite(conn, None, account_id, body)
+        except ServiceError as exc:
+            detail = "; ".join(f"{e.field} {e.message}" for e in exc.errors or [])
+            raise CommandError(f"{exc.message}{': ' + detail if detail else ''}") from exc
+        return invited.row["id"], people.link(settings.base_url, people.INVITE, invited.token)
+
+    user_id, url = run_db(database_url, work)
+    if as_json:
+        print_json({"userId": user_id, "inviteUrl": url})
+    else:
+        click.echo(f"user id:    {user_id}")
+        click.echo(f"invitation: {url}  (single-use, valid 7 days)")
+
+
+@users.command("reset-link")
+@database_url_option
+@click.argument("email")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def users_reset_link(database_url: str | None, email: str, as_json: bool) -> None:
+    """A link to set a new password (single-use, valid 1 hour; earlier ones stop working)."""
+    from chatcrm.core.timestamps import utcnow
+    from chatcrm.people import users as people
+
+    settings = settings_for(database_url)
+
+    async def work(conn: Connection) -> tuple[str, str]:
+        row = await people.by_email(conn, email)
+        if row is None:
+            raise CommandError(f"no user with e-mail {email!r}")
+        token = await people.new_link(conn, row["id"], people.RESET, now=utcnow())
+        return row["id"], people.link(settings.base_url, people.RESET, token)
+
+    user_id, url = run_db(database_url, work)
+    if as_json:
+        print_json({"userId": user_id, "resetUrl": url})
+    else:
+        click.echo(f"reset link: {url}  (single-use, valid 1 hour)")
+
+
+@users.command("list")
+@database_url_option
+@click.option("--account", "account_id", default=None, help="Only this account's users.")
+@json_array_option
+def users_list(database_url: str | None, account_id: str | None, as_json: bool) -> None:
+    """The users (of one account, or all), oldest first."""
+    from chatcrm.people import users as people
+
+    async def work(conn: Connection) -> list[dict[str, Any]]:
+        rows = await people.list_users(conn, account_id)
+        out = []
+        for row in rows:
+            out.append({"accountId": row["account_id"], **await people.record(conn, row)})
+        return out
+
+    found = run_db(database_url, work)
+    print_list(
+        found,
+        as_json=as_json,
+        headings=("ID", "ACCOUNT", "EMAIL", "NAME", "ROLE", "STATUS"),
+        cells=lambda u: (u["id"], u["accountId"], u["email"], u["name"], u["role"], u["status"]),
+    )

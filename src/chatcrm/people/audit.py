@@ -1,0 +1,76 @@
+"""The audit log (contract J.6): the account's security record, newest first. Entries name
+who acted and on what, never a password, token, key or secret."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from sqlalchemy import bindparam, insert, select
+
+from chatcrm.core.ids import new_id
+from chatcrm.core.timestamps import iso, utcnow
+from chatcrm.db.database import Connection
+from chatcrm.db.schema import audit_log
+
+_a = audit_log.c
+_INSERT = insert(audit_log)
+_PAGE = (
+    select(_a.id, _a.at, _a.actor, _a.action, _a.target, _a.ip, _a.user_agent)
+    .where(_a.account_id == bindparam("_account"), _a.id < bindparam("_before"))
+    .order_by(_a.id.desc())
+    .limit(bindparam("_limit"))
+)
+KEPT_DAYS = 365
+# Above every id (ids are UUIDv7 text, ordered by time): the first page.
+_TOP = "~"
+
+
+async def record(
+    conn: Connection,
+    *,
+    account_id: str,
+    action: str,
+    actor: dict[str, str] | None,
+    target: str | None,
+    ip: str,
+    user_agent: str,
+) -> None:
+    await conn.begin()
+    await conn.execute(
+        _INSERT,
+        {
+            "account_id": account_id,
+            "id": new_id(),
+            "at": utcnow(),
+            "actor": None if actor is None else orjson.dumps(actor).decode(),
+            "action": action,
+            "target": None if target is None else target[:300],
+            "ip": ip[:64],
+            "user_agent": user_agent[:500],
+        },
+    )
+
+
+async def page(
+    conn: Connection, account_id: str, *, before: str | None, size: int
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Up to `size` entries older than the entry `before` (None: the newest), and the id
+    to continue from when more remain."""
+    rows = await conn.fetch(
+        _PAGE, {"_account": account_id, "_before": before or _TOP, "_limit": size + 1}
+    )
+    more = len(rows) > size
+    entries = [
+        {
+            "id": r["id"],
+            "at": iso(r["at"]),
+            "actor": None if r["actor"] is None else orjson.loads(r["actor"]),
+            "action": r["action"],
+            "target": r["target"],
+            "ip": r["ip"],
+            "userAgent": r["user_agent"],
+        }
+        for r in rows[:size]
+    ]
+    return entries, entries[-1]["id"] if more else None

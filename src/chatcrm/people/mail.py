@@ -1,0 +1,74 @@
+"""E-mailing invitation and reset links when `CHATCRM_SMTP_URL` is set (contract J.1).
+
+Sent with the standard library's smtplib in a thread, after the answer: the answer is
+the same whether or not mail is configured or delivered, and a failure is logged without
+the link (it holds a token).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import smtplib
+import ssl
+from email.message import EmailMessage
+from urllib.parse import unquote, urlsplit
+
+from chatcrm.config import Settings
+
+log = logging.getLogger("chatcrm.mail")
+TIMEOUT_SECONDS = 10.0
+_tasks: set[asyncio.Task[None]] = set()
+
+SUBJECTS = {
+    "invite": "You are invited to chatcrm",
+    "reset": "Set a new chatcrm password",
+}
+TEXTS = {
+    "invite": "Hello {name},\n\nyou are invited to chatcrm. Open this link to choose your "
+    "password (it works once, for 7 days):\n\n{link}\n",
+    "reset": "Hello {name},\n\nopen this link to set a new chatcrm password (it works once, "
+    "for 1 hour):\n\n{link}\n\nIf you did not ask for it, ignore this message.\n",
+}
+
+
+def _send(settings: Settings, to: str, subject: str, body: str) -> None:
+    url = urlsplit(settings.smtp_url or "")
+    message = EmailMessage()
+    message["From"] = settings.smtp_from
+    message["To"] = to
+    message["Subject"] = subject
+    message.set_content(body)
+    host, port = url.hostname or "127.0.0.1", url.port
+    if url.scheme == "smtps":
+        client: smtplib.SMTP = smtplib.SMTP_SSL(
+            host, port or 465, timeout=TIMEOUT_SECONDS, context=ssl.create_default_context()
+        )
+    else:
+        client = smtplib.SMTP(host, port or 25, timeout=TIMEOUT_SECONDS)
+    with client:
+        if url.scheme == "smtp" and client.has_extn("starttls"):
+            client.starttls(context=ssl.create_default_context())
+        if url.username:
+            client.login(unquote(url.username), unquote(url.password or ""))
+        client.send_message(message)
+
+
+def send_link(settings: Settings, *, to: str, name: str, purpose: str, link: str) -> None:
+    """Queue the e-mail of an invitation or reset link (nothing when mail is not set)."""
+    if not settings.smtp_url:
+        return
+    body = TEXTS[purpose].format(name=name, link=link)
+
+    async def deliver() -> None:
+        try:
+            await asyncio.to_thread(_send, settings, to, SUBJECTS[purpose], body)
+        except Exception as exc:  # logged without the link: it carries the token
+            log.warning(
+                "an e-mail could not be sent",
+                extra={"purpose": purpose, "error": type(exc).__name__},
+            )
+
+    task = asyncio.get_running_loop().create_task(deliver())
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)

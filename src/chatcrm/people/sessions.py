@@ -1,0 +1,295 @@
+"""Console sessions (contract J.3): sign-in with its throttling, the cookie's token looked
+up on each request, the idle and absolute lifetimes, sign-out, the session list.
+
+The cookie carries 32 random bytes; only their SHA-256 is stored. Each sign-in is a new
+session with a new token (no fixation). A session is refused as soon as its user is
+disabled, and ended when its password changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+from sqlalchemy import bindparam, delete, insert, select, update
+
+from chatcrm.auth import scopes
+from chatcrm.auth.service import USER, Principal
+from chatcrm.config import Settings
+from chatcrm.core.ids import new_id
+from chatcrm.core.timestamps import iso, utcnow
+from chatcrm.db.database import Connection, Row
+from chatcrm.db.schema import sessions, sign_in_failures, users
+from chatcrm.people import passwords, tokens, two_factor
+from chatcrm.people import users as people
+from chatcrm.people.errors import (
+    InvalidCredentials,
+    SessionExpired,
+    TooManyAttempts,
+    TwoFactorRequired,
+)
+
+COOKIE = "chatcrm_session"
+CSRF_HEADER = "x-csrf-token"
+# last_seen_at is written at most this often: a console polls, it need not write each time.
+SEEN_EVERY = timedelta(seconds=60)
+# Throttling (J.3): per e-mail and per client address, within the window.
+WINDOW = timedelta(minutes=15)
+EMAIL_FAILURES, ADDRESS_FAILURES = 5, 20
+FIRST_WAIT, LONGEST_WAIT = 60, 3600
+
+_s = sessions.c
+_f = sign_in_failures.c
+_INSERT = insert(sessions)
+_BY_TOKEN = (
+    select(
+        _s.id,
+        _s.user_id,
+        _s.account_id,
+        _s.created_at,
+        _s.last_seen_at,
+        _s.expires_at,
+        _s.ended_at,
+        users.c.name,
+        users.c.role,
+        users.c.status,
+        users.c.workspace_ids,
+    )
+    .select_from(sessions.join(users, users.c.id == _s.user_id))
+    .where(_s.token_hash == bindparam("_hash"))
+)
+_SEEN = update(sessions).where(_s.id == bindparam("_id")).values(last_seen_at=bindparam("_now"))
+_END = (
+    update(sessions)
+    .where(_s.id == bindparam("_id"), _s.user_id == bindparam("_user"), _s.ended_at.is_(None))
+    .values(ended_at=bindparam("_now"))
+)
+_END_ALL = (
+    update(sessions)
+    .where(_s.user_id == bindparam("_user"), _s.ended_at.is_(None))
+    .values(ended_at=bindparam("_now"))
+)
+_END_OTHERS = _END_ALL.where(_s.id != bindparam("_keep"))
+_LIVE_OF_USER = (
+    select(_s.id, _s.created_at, _s.last_seen_at, _s.user_agent, _s.ip, _s.expires_at)
+    .where(_s.user_id == bindparam("_user"), _s.ended_at.is_(None))
+    .order_by(_s.created_at.desc(), _s.id.desc())
+)
+_FAILURES = select(sign_in_failures).where(_f.subject == bindparam("_subject"))
+_INSERT_FAILURE = insert(sign_in_failures)
+_SET_FAILURE = update(sign_in_failures).where(_f.subject == bindparam("_subject"))
+_CLEAR_FAILURES = delete(sign_in_failures).where(_f.subject == bindparam("_subject"))
+
+
+@dataclass(frozen=True)
+class Started:
+    token: str
+    session_id: str
+    csrf_token: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class Current:
+    principal: Principal
+    csrf_token: str
+    expires_at: datetime
+
+
+def _expiry(row: Row, settings: Settings) -> datetime:
+    """When the session ends if nothing more happens: idle or absolute, the sooner."""
+    idle = row["last_seen_at"] + timedelta(hours=settings.session_idle_hours)
+    return min(idle, row["expires_at"])
+
+
+async def authenticate(conn: Connection, token: str, settings: Settings) -> Current:
+    """The user a session cookie stands for; 401 SESSION_EXPIRED when ended, past a
+    lifetime, unknown, or when its user is no longer active."""
+    row = await conn.fetchrow(_BY_TOKEN, {"_hash": tokens.token_hash(token)})
+    now = utcnow()
+    if row is None or row["ended_at"] is not None or row["status"] != people.ACTIVE:
+        raise SessionExpired
+    if _expiry(row, settings) <= now:
+        raise SessionExpired
+    if now - row["last_seen_at"] >= SEEN_EVERY:
+        await conn.execute(_SEEN, {"_id": row["id"], "_now": now})
+        await conn.commit()  # the request may fail later: its visit still counts
+    role = row["role"]
+    every = people.sees_every_workspace(role)
+    principal = Principal(
+        key_id=row["user_id"],
+        account_id=row["account_id"],
+        scopes=scopes.ROLES[role],
+        workspace_ids=None if every else frozenset(orjson.loads(row["workspace_ids"])),
+        kind=USER,
+        name=row["name"],
+        role=role,
+        session_id=row["id"],
+    )
+    return Current(principal, csrf_token(token), min(_expiry(row, settings), row["expires_at"]))
+
+
+def csrf_token(session_token: str) -> str:
+    """The session's CSRF token, derived from its cookie's token rather than stored: only
+    the page that was given it (or holds the HttpOnly cookie) can know it."""
+    return tokens.token_hash("csrf\0" + session_token)
+
+
+async def start(
+    conn: Connection, user: Row, settings: Settings, *, ip: str, user_agent: str
+) -> Started:
+    await conn.begin()
+    now = utcnow()
+    token, token_hash = tokens.new_token()
+    session_id = new_id()
+    csrf = csrf_token(token)
+    expires = now + timedelta(days=settings.session_max_days)
+    await conn.execute(
+        _INSERT,
+        {
+            "id": session_id,
+            "token_hash": token_hash,
+            "user_id": user["id"],
+            "account_id": user["account_id"],
+            "created_at": now,
+            "last_seen_at": now,
+            "expires_at": expires,
+            "ended_at": None,
+            "user_agent": user_agent[:500],
+            "ip": ip[:64],
+        },
+    )
+    await people.set_columns(conn, user["id"], last_sign_in_at=now)
+    idle = now + timedelta(hours=settings.session_idle_hours)
+    return Started(token, session_id, csrf, min(idle, expires))
+
+
+async def end(conn: Connection, user_id: str, session_id: str) -> bool:
+    await conn.begin()
+    changed = await conn.execute(_END, {"_id": session_id, "_user": user_id, "_now": utcnow()})
+    return changed == 1
+
+
+async def end_all(conn: Connection, user_id: str, *, keep: str | None = None) -> None:
+    await conn.begin()
+    if keep is None:
+        await conn.execute(_END_ALL, {"_user": user_id, "_now": utcnow()})
+    else:
+        await conn.execute(_END_OTHERS, {"_user": user_id, "_now": utcnow(), "_keep": keep})
+
+
+async def listing(
+    conn: Connection, user_id: str, current: str | None, settings: Settings
+) -> list[dict[str, Any]]:
+    now = utcnow()
+    return [
+        {
+            "id": r["id"],
+            "createdAt": iso(r["created_at"]),
+            "lastSeenAt": iso(r["last_seen_at"]),
+            "userAgent": r["user_agent"],
+            "ip": r["ip"],
+            "current": r["id"] == current,
+        }
+        for r in await conn.fetch(_LIVE_OF_USER, {"_user": user_id})
+        if _expiry(r, settings) > now
+    ]
+
+
+# --- sign-in ---------------------------------------------------------------------------------
+
+
+async def _blocked(conn: Connection, subject: str, now: datetime) -> int:
+    """Seconds the subject must still wait (0: not throttled)."""
+    row = await conn.fetchrow(_FAILURES, {"_subject": subject})
+    if row is None or row["blocked_until"] is None or row["blocked_until"] <= now:
+        return 0
+    return max(1, int((row["blocked_until"] - now).total_seconds() + 0.999))
+
+
+async def _count_failure(conn: Connection, subject: str, limit: int, now: datetime) -> None:
+    row = await conn.fetchrow(_FAILURES, {"_subject": subject})
+    if row is None:
+        await conn.execute(
+            _INSERT_FAILURE,
+            {
+                "subject": subject,
+                "failures": 1,
+                "window_start": now,
+                "lockouts": 0,
+                "blocked_until": None,
+            },
+        )
+        return
+    failures, start, lockouts = row["failures"], row["window_start"], row["lockouts"]
+    if now - start > WINDOW:
+        failures, start = 0, now
+    failures += 1
+    blocked_until = row["blocked_until"]
+    if failures >= limit:
+        # The wait doubles with each lockout, from a minute up to an hour.
+        wait = min(FIRST_WAIT * 2**lockouts, LONGEST_WAIT)
+        blocked_until, lockouts, failures, start = (
+            now + timedelta(seconds=wait),
+            lockouts + 1,
+            0,
+            now,
+        )
+    await conn.execute(
+        _SET_FAILURE.values(
+            failures=failures, window_start=start, lockouts=lockouts, blocked_until=blocked_until
+        ),
+        {"_subject": subject},
+    )
+
+
+def _subjects(email: str, ip: str) -> tuple[str, str]:
+    return f"email:{people.email_key(email)}"[:300], f"ip:{ip}"[:300]
+
+
+async def sign_in(
+    conn: Connection,
+    *,
+    email: str,
+    password: str,
+    code: str | None,
+    ip: str,
+    on_failure: Any,
+) -> Row:
+    """The user whose credentials these are; raises the one refusal for every wrong
+    e-mail, password, or inactive user (after the same Argon2 work), TWO_FACTOR_REQUIRED,
+    or TOO_MANY_ATTEMPTS (also for right credentials, while the wait lasts). A refusal is
+    counted and committed (`on_failure(conn)` records it in the audit log) before it is
+    raised."""
+    await conn.begin()
+    now = utcnow()
+    by_email, by_ip = _subjects(email, ip)
+    wait = max(await _blocked(conn, by_email, now), await _blocked(conn, by_ip, now))
+    if wait:
+        raise TooManyAttempts(wait)
+    user = await people.by_email(conn, email)
+    ok, rehashed = passwords.verify(None if user is None else user["password_hash"], password)
+    if user is None or not ok or user["status"] != people.ACTIVE:
+        await _fail(conn, by_email, by_ip, now, on_failure, user)
+        raise InvalidCredentials
+    if user["two_factor_enabled"]:
+        if not code:
+            raise TwoFactorRequired
+        if not await two_factor.accept_code(conn, user, code):
+            await _fail(conn, by_email, by_ip, now, on_failure, user)
+            raise TwoFactorRequired
+    if rehashed is not None:
+        await people.set_columns(conn, user["id"], password_hash=rehashed)
+    await conn.execute(_CLEAR_FAILURES, {"_subject": by_email})
+    return user
+
+
+async def _fail(
+    conn: Connection, by_email: str, by_ip: str, now: datetime, on_failure: Any, user: Row | None
+) -> None:
+    await _count_failure(conn, by_email, EMAIL_FAILURES, now)
+    await _count_failure(conn, by_ip, ADDRESS_FAILURES, now)
+    await on_failure(conn, user)
+    await conn.commit()

@@ -1,0 +1,96 @@
+"""Two-factor sign-in (contract J.1): TOTP (RFC 6238, 30 s, 6 digits) with pyotp, and ten
+single-use recovery codes stored as hashes. A code is accepted once: the time step of the
+last accepted code is kept, and only later steps are taken."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+import orjson
+import pyotp
+
+from chatcrm.core.errors import FieldError, ValidationFailed
+from chatcrm.core.timestamps import utcnow
+from chatcrm.db.database import Connection, Row
+from chatcrm.people import tokens
+from chatcrm.people import users as people
+
+ISSUER = "chatcrm"
+RECOVERY_CODES = 10
+STEP = 30
+# One step either side: a phone's clock a little off still signs in.
+DRIFT_STEPS = 1
+
+
+def _step_of(code: str, secret: str, after: int | None) -> int | None:
+    """The time step whose code this is (within the drift), if later than `after`."""
+    if not (len(code) == 6 and code.isdigit()):
+        return None
+    totp = pyotp.TOTP(secret, interval=STEP)
+    now_step = int(time.time()) // STEP
+    for step in range(now_step - DRIFT_STEPS, now_step + DRIFT_STEPS + 1):
+        if after is not None and step <= after:
+            continue
+        if secrets.compare_digest(totp.at(step * STEP), code):
+            return step
+    return None
+
+
+async def accept_code(conn: Connection, user: Row, code: str) -> bool:
+    """A TOTP code not used before, or an unused recovery code (used up now)."""
+    code = code.strip().replace(" ", "")
+    secret = user["totp_secret"]
+    if secret:
+        step = _step_of(code, secret, user["totp_last_step"])
+        if step is not None:
+            await people.set_columns(conn, user["id"], totp_last_step=step)
+            return True
+    hashes: list[str] = orjson.loads(user["recovery_codes"] or "[]")
+    digest = tokens.token_hash(code.lower())
+    if digest in hashes:
+        hashes.remove(digest)
+        await people.set_columns(conn, user["id"], recovery_codes=orjson.dumps(hashes).decode())
+        return True
+    return False
+
+
+async def start(conn: Connection, user: Row) -> dict[str, Any]:
+    """A new secret (two-factor stays off until enabled with a code of it)."""
+    secret = pyotp.random_base32()
+    await people.set_columns(
+        conn, user["id"], totp_secret=secret, totp_last_step=None, updated_at=utcnow()
+    )
+    url = pyotp.TOTP(secret, interval=STEP).provisioning_uri(name=user["email"], issuer_name=ISSUER)
+    return {"secret": secret, "otpauthUrl": url}
+
+
+async def enable(conn: Connection, user: Row, code: str) -> list[str]:
+    """On, after a code of the secret set up; the recovery codes, shown this once."""
+    secret = user["totp_secret"]
+    step = None if not secret else _step_of(code.strip(), secret, user["totp_last_step"])
+    if step is None:
+        raise ValidationFailed([FieldError("code", "is not a current code of the set-up secret")])
+    codes = [f"{secrets.token_hex(4)}-{secrets.token_hex(4)}" for _ in range(RECOVERY_CODES)]
+    await people.set_columns(
+        conn,
+        user["id"],
+        two_factor_enabled=True,
+        totp_last_step=step,
+        recovery_codes=orjson.dumps([tokens.token_hash(c) for c in codes]).decode(),
+        updated_at=utcnow(),
+    )
+    return codes
+
+
+async def disable(conn: Connection, user: Row) -> None:
+    await people.set_columns(
+        conn,
+        user["id"],
+        two_factor_enabled=False,
+        totp_secret=None,
+        totp_last_step=None,
+        recovery_codes=None,
+        updated_at=utcnow(),
+    )

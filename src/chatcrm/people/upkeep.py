@@ -1,0 +1,53 @@
+"""People's background work in each process: the keys' `lastUsedAt` (J.5: at most a
+minute stale), written for the keys this process saw in one statement every 30 s rather
+than on every request; and the audit log's 365 days (J.6)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+
+from sqlalchemy import bindparam, delete, update
+
+from chatcrm.auth.service import AuthCache
+from chatcrm.core.timestamps import utcnow
+from chatcrm.db.database import Database
+from chatcrm.db.idlist import id_list, in_id_list
+from chatcrm.db.schema import api_keys, audit_log
+from chatcrm.people.audit import KEPT_DAYS
+
+log = logging.getLogger("chatcrm.people")
+EVERY_SECONDS = 30.0
+_USED = {
+    dialect: update(api_keys)
+    .where(in_id_list(api_keys.c.id, "_ids", dialect))
+    .values(last_used_at=bindparam("_now"))
+    for dialect in ("postgresql", "sqlite")
+}
+_PURGE = delete(audit_log).where(audit_log.c.at < bindparam("_before"))
+
+
+async def write_key_use(db: Database, cache: AuthCache) -> None:
+    used, cache.recently_used = cache.recently_used, set()
+    if not used:
+        return
+    async with db.transaction() as conn:
+        await conn.execute(
+            _USED[conn.dialect], {"_ids": id_list(sorted(used), conn.dialect), "_now": utcnow()}
+        )
+
+
+async def upkeep_forever(db: Database, cache: AuthCache) -> None:
+    rounds = 0
+    while True:
+        await asyncio.sleep(EVERY_SECONDS)
+        try:
+            await write_key_use(db, cache)
+            rounds += 1
+            if rounds % 120 == 1:  # about hourly
+                async with db.transaction() as conn:
+                    before = utcnow() - timedelta(days=KEPT_DAYS)
+                    await conn.execute(_PURGE, {"_before": before})
+        except Exception as exc:  # the database blinked: the next round tries again
+            log.warning("people upkeep failed", extra={"error": type(exc).__name__})

@@ -1,0 +1,365 @@
+"""Users of an account (contract J.1): the record, invitations and reset links, roles and
+workspaces, the last owner kept."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy.sql.elements import BindParameter
+
+from chatcrm.auth import scopes
+from chatcrm.auth.service import Principal
+from chatcrm.core.errors import FieldError, ValidationFailed, require_valid
+from chatcrm.core.ids import is_id, new_id
+from chatcrm.core.timestamps import iso, utcnow
+from chatcrm.db.database import Connection, Row
+from chatcrm.db.idlist import id_list, in_id_list
+from chatcrm.db.schema import agents, user_tokens, users, workspaces
+from chatcrm.people import passwords, tokens
+from chatcrm.people.errors import (
+    DuplicateUser,
+    InvalidToken,
+    LastOwner,
+    PermissionDenied,
+    UserNotFound,
+)
+from chatcrm.people.fields import USER
+from chatcrm.records import bodies
+
+INVITED, ACTIVE, DISABLED = "invited", "active", "disabled"
+INVITE, RESET = "invite", "reset"
+INVITATION_LIFETIME = timedelta(days=7)
+RESET_LIFETIME = timedelta(hours=1)
+
+_u = users.c
+_t = user_tokens.c
+_ID: BindParameter[str] = bindparam("_id")
+_ACCOUNT: BindParameter[str] = bindparam("_account")
+_INSERT = insert(users)
+_BY_ID = select(users).where(_u.id == _ID, _u.account_id == _ACCOUNT)
+_BY_ANY_ID = select(users).where(_u.id == _ID)
+_BY_EMAIL = select(users).where(_u.email_key == bindparam("_email"))
+_OF_ACCOUNT = select(users).where(_u.account_id == _ACCOUNT).order_by(_u.created_at, _u.id)
+_ALL = select(users).order_by(_u.created_at, _u.id)
+_ACTIVE_OWNERS = select(func.count()).where(
+    _u.account_id == _ACCOUNT, _u.role == scopes.OWNER, _u.status == ACTIVE
+)
+_ACCOUNT_WORKSPACES = (
+    select(workspaces.c.id)
+    .where(workspaces.c.account_id == _ACCOUNT)
+    .order_by(workspaces.c.created_at, workspaces.c.id)
+)
+_AGENTS_BY_EMAIL = (
+    select(agents.c.workspace_id, agents.c.id, func.lower(agents.c.email).label("email_key"))
+    .where(in_id_list(agents.c.workspace_id, "_ws", "postgresql"))
+    .order_by(agents.c.created_at, agents.c.id)
+)
+_AGENTS_BY_EMAIL_SQLITE = (
+    select(agents.c.workspace_id, agents.c.id, func.lower(agents.c.email).label("email_key"))
+    .where(in_id_list(agents.c.workspace_id, "_ws", "sqlite"))
+    .order_by(agents.c.created_at, agents.c.id)
+)
+_INSERT_TOKEN = insert(user_tokens)
+_TOKEN = select(user_tokens).where(_t.token_hash == bindparam("_hash"))
+_USE_TOKEN = (
+    update(user_tokens)
+    .where(_t.token_hash == bindparam("_hash"), _t.used_at.is_(None))
+    .values(used_at=bindparam("_now"))
+)
+_RETIRE_TOKENS = (
+    update(user_tokens)
+    .where(_t.user_id == _ID, _t.purpose == bindparam("_purpose"), _t.used_at.is_(None))
+    .values(used_at=bindparam("_now"))
+)
+
+
+def email_key(email: str) -> str:
+    return email.lower()
+
+
+def _update_user(columns: dict[str, Any]) -> Any:
+    return update(users).where(_u.id == _ID).values(**columns)
+
+
+async def set_columns(conn: Connection, user_id: str, **columns: Any) -> None:
+    await conn.begin()
+    await conn.execute(_update_user(columns), {"_id": user_id})
+
+
+async def by_id(conn: Connection, account_id: str, user_id: str) -> Row:
+    row = await conn.fetchrow(_BY_ID, {"_id": user_id, "_account": account_id})
+    if row is None or not is_id(user_id):
+        raise UserNotFound(user_id)
+    return row
+
+
+async def any_by_id(conn: Connection, user_id: str) -> Row | None:
+    return await conn.fetchrow(_BY_ANY_ID, {"_id": user_id})
+
+
+async def by_email(conn: Connection, email: str) -> Row | None:
+    return await conn.fetchrow(_BY_EMAIL, {"_email": email_key(email)})
+
+
+async def account_workspaces(conn: Connection, account_id: str) -> list[str]:
+    return [r["id"] for r in await conn.fetch(_ACCOUNT_WORKSPACES, {"_account": account_id})]
+
+
+def workspace_list(row: Row) -> list[str]:
+    ids: list[str] = orjson.loads(row["workspace_ids"])
+    return ids
+
+
+def sees_every_workspace(role: str) -> bool:
+    return role in (scopes.OWNER, scopes.ADMIN)
+
+
+async def records(conn: Connection, rows: list[Row]) -> list[dict[str, Any]]:
+    """The users' records (J.1 key order), their linked agents found by e-mail."""
+    if not rows:
+        return []
+    every = await account_workspaces(conn, rows[0]["account_id"])
+    statement = _AGENTS_BY_EMAIL if conn.dialect == "postgresql" else _AGENTS_BY_EMAIL_SQLITE
+    found = await conn.fetch(statement, {"_ws": id_list(every, conn.dialect)}) if every else []
+    linked: dict[str, dict[str, str]] = {}  # email key -> workspace -> agent (the first)
+    for agent in found:
+        linked.setdefault(agent["email_key"], {}).setdefault(agent["workspace_id"], agent["id"])
+    out = []
+    for row in rows:
+        own = every if sees_every_workspace(row["role"]) else workspace_list(row)
+        agents_of = linked.get(row["email_key"], {})
+        out.append(
+            {
+                "id": row["id"],
+                "email": row["email"],
+                "name": row["name"],
+                "role": row["role"],
+                "status": row["status"],
+                "workspaceIds": own,
+                "agentIds": [agents_of[w] for w in own if w in agents_of],
+                "twoFactorEnabled": bool(row["two_factor_enabled"]),
+                "createdAt": iso(row["created_at"]),
+                "lastSignInAt": iso(row["last_sign_in_at"]),
+            }
+        )
+    return out
+
+
+async def record(conn: Connection, row: Row) -> dict[str, Any]:
+    return (await records(conn, [row]))[0]
+
+
+async def list_users(conn: Connection, account_id: str | None) -> list[Row]:
+    if account_id is None:
+        return await conn.fetch(_ALL)
+    return await conn.fetch(_OF_ACCOUNT, {"_account": account_id})
+
+
+# --- checks ----------------------------------------------------------------------------------
+
+
+async def _check_workspaces(
+    conn: Connection, account_id: str, role: str, ids: list[str] | None
+) -> list[str]:
+    """Agents and viewers: 1 or more workspaces of the account; others: none kept."""
+    if sees_every_workspace(role):
+        return []
+    if not ids:
+        raise ValidationFailed(
+            [FieldError("workspaceIds", "agents and viewers need at least one workspace")]
+        )
+    every = set(await account_workspaces(conn, account_id))
+    unknown = [w for w in ids if w not in every]
+    if unknown:
+        raise ValidationFailed(
+            [FieldError("workspaceIds", f"'{unknown[0]}' is not a workspace of this account")]
+        )
+    return ids
+
+
+def _check_role_change(caller: Principal, *, touching: str | None, making: str | None) -> None:
+    """An admin cannot make, change or remove an owner (J.2)."""
+    if caller.role == scopes.OWNER:
+        return
+    if scopes.OWNER in (touching, making):
+        raise PermissionDenied(
+            scopes.USERS_MANAGE, "Only an owner can make, change or remove an owner."
+        )
+
+
+async def _keeps_an_owner(
+    conn: Connection, account_id: str, row: Row, role: str, status: str
+) -> None:
+    """409 LAST_OWNER when this change leaves the account without an active owner."""
+    was_owner = row["role"] == scopes.OWNER and row["status"] == ACTIVE
+    still_owner = role == scopes.OWNER and status == ACTIVE
+    if was_owner and not still_owner:
+        owners = await conn.fetchval(_ACTIVE_OWNERS, {"_account": account_id})
+        if int(owners or 0) <= 1:
+            raise LastOwner
+
+
+# --- operations ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Invited:
+    row: Row
+    token: str
+
+
+async def invite(
+    conn: Connection, caller: Principal | None, account_id: str, body: dict[str, Any]
+) -> Invited:
+    given = bodies.create_body(USER, body, workspace_key=False)
+    require_valid(given.errors)
+    clean = given.clean
+    if caller is not None:
+        _check_role_change(caller, touching=None, making=clean["role"])
+    ids = await _check_workspaces(conn, account_id, clean["role"], clean.get("workspaceIds"))
+    return await create(
+        conn,
+        account_id=account_id,
+        email=clean["email"],
+        name=clean["name"],
+        role=clean["role"],
+        workspace_ids=ids,
+    )
+
+
+async def create(
+    conn: Connection,
+    *,
+    account_id: str,
+    email: str,
+    name: str,
+    role: str,
+    workspace_ids: list[str],
+) -> Invited:
+    """A user `invited`, and its invitation's token (the CLI and the demo owner too)."""
+    await conn.begin()
+    if await by_email(conn, email) is not None:
+        raise DuplicateUser
+    now = utcnow()
+    user_id = new_id()
+    await conn.execute(
+        _INSERT,
+        {
+            "id": user_id,
+            "account_id": account_id,
+            "email": email,
+            "email_key": email_key(email),
+            "name": name,
+            "role": role,
+            "status": INVITED,
+            "workspace_ids": orjson.dumps(workspace_ids).decode(),
+            "password_hash": None,
+            "totp_secret": None,
+            "two_factor_enabled": False,
+            "totp_last_step": None,
+            "recovery_codes": None,
+            "created_at": now,
+            "updated_at": now,
+            "last_sign_in_at": None,
+        },
+    )
+    token = await new_link(conn, user_id, INVITE, now=now)
+    row = await by_id(conn, account_id, user_id)
+    return Invited(row, token)
+
+
+async def new_link(conn: Connection, user_id: str, purpose: str, *, now: datetime) -> str:
+    """A single-use token; earlier links of the same purpose stop working."""
+    await conn.begin()
+    await conn.execute(_RETIRE_TOKENS, {"_id": user_id, "_purpose": purpose, "_now": now})
+    token, token_hash = tokens.new_token()
+    lifetime = INVITATION_LIFETIME if purpose == INVITE else RESET_LIFETIME
+    await conn.execute(
+        _INSERT_TOKEN,
+        {
+            "token_hash": token_hash,
+            "user_id": user_id,
+            "purpose": purpose,
+            "created_at": now,
+            "expires_at": now + lifetime,
+            "used_at": None,
+        },
+    )
+    return token
+
+
+def link(base_url: str, purpose: str, token: str) -> str:
+    return f"{base_url}/console/#{purpose}/{token}"
+
+
+async def update_user(
+    conn: Connection, caller: Principal, account_id: str, user_id: str, body: dict[str, Any]
+) -> tuple[Row, list[str]]:
+    """The A.1 body over name, role, workspaceIds, status; returns the new row and what
+    changed (for the audit log)."""
+    names = bodies.update_names(
+        USER, body, record_id=user_id, id_source="the user id of the path", implicit=True
+    )
+    given = bodies.update_values(USER, names, body)
+    require_valid(given.errors)
+    clean = given.clean
+    await conn.begin()
+    row = await by_id(conn, account_id, user_id)
+    role = str(clean["role"] if "role" in clean else row["role"])
+    status = str(clean["status"] if "status" in clean else row["status"])
+    _check_role_change(caller, touching=row["role"], making=clean.get("role"))
+    if "status" in clean and row["status"] == INVITED and status == ACTIVE:
+        status = INVITED  # only accepting the invitation makes an invited user active
+    columns: dict[str, Any] = {}
+    if "name" in clean:
+        columns["name"] = clean["name"]
+    if "role" in clean or "workspaceIds" in clean:
+        ids = clean.get("workspaceIds", workspace_list(row))
+        if not sees_every_workspace(role):
+            ids = await _check_workspaces(conn, account_id, role, ids)
+        columns["role"] = role
+        columns["workspace_ids"] = orjson.dumps([] if sees_every_workspace(role) else ids).decode()
+    columns["status"] = status
+    await _keeps_an_owner(conn, account_id, row, role, status)
+    columns["updated_at"] = utcnow()
+    await set_columns(conn, user_id, **columns)
+    changed: list[str] = [n for n in ("role", "workspaceIds", "status") if n in clean]
+    return await by_id(conn, account_id, user_id), changed
+
+
+async def remove(conn: Connection, caller: Principal, account_id: str, user_id: str) -> Row:
+    """Disabled, its record kept (past events name it)."""
+    await conn.begin()
+    row = await by_id(conn, account_id, user_id)
+    _check_role_change(caller, touching=row["role"], making=None)
+    await _keeps_an_owner(conn, account_id, row, row["role"], DISABLED)
+    await set_columns(conn, user_id, status=DISABLED, updated_at=utcnow())
+    return row
+
+
+async def take_token(conn: Connection, token: str) -> tuple[Row, str]:
+    """The user a live invitation or reset token names, and its purpose; the token is used
+    up. 400 INVALID_TOKEN otherwise."""
+    await conn.begin()
+    token_hash = tokens.token_hash(token)
+    found = await conn.fetchrow(_TOKEN, {"_hash": token_hash})
+    now = utcnow()
+    if found is None or found["used_at"] is not None or found["expires_at"] <= now:
+        raise InvalidToken
+    user = await any_by_id(conn, found["user_id"])
+    if user is None or user["status"] == DISABLED:
+        raise InvalidToken
+    if await conn.execute(_USE_TOKEN, {"_hash": token_hash, "_now": now}) != 1:
+        raise InvalidToken  # used meanwhile by a racing request
+    return user, found["purpose"]
+
+
+async def set_password(conn: Connection, user: Row, password: str, *, field: str) -> None:
+    require_valid(passwords.problems(password, email=user["email"], field=field))
+    await set_columns(
+        conn, user["id"], password_hash=passwords.hash_password(password), updated_at=utcnow()
+    )

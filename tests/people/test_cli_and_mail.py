@@ -1,0 +1,195 @@
+"""People outside the API: the CLI's users and scoped keys, the demo owner of a first
+start, and invitations e-mailed to a real SMTP server on 127.0.0.1 (contract J.1, J.5)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from email import message_from_bytes
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+from fastapi.testclient import TestClient
+
+from chatcrm.app import create_app
+from chatcrm.config import Settings
+from chatcrm.db.database import Database
+from chatcrm.provisioning import DEMO_OWNER, demo_if_empty
+from tests.client import Api, ok_data, unique_email
+from tests.conftest import migrated_database, run_sync
+from tests.people.conftest import PASSWORD, Browser, token_of
+from tests.servers import free_port
+from tests.test_cli import run_cli
+
+
+def _cli(url: str, *args: str) -> Any:
+    done = run_cli(
+        *args, "--database-url", url, "--json", env={"CHATCRM_PUBLIC_URL": "https://crm.test"}
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_users_and_scoped_keys_from_the_cli(database_url: str, owner_api: Api) -> None:
+    account = owner_api.account.account_id
+    email = unique_email()
+    made = _cli(
+        database_url,
+        "users",
+        "create",
+        "--account",
+        account,
+        "--email",
+        email,
+        "--name",
+        "Cli",
+        "--role",
+        "viewer",
+        "--workspace",
+        owner_api.ws,
+    )
+    assert set(made) == {"userId", "inviteUrl"}
+    assert made["inviteUrl"].startswith("https://crm.test/console/#invite/")
+    browser = Browser(owner_api.http)
+    browser.signed_in(
+        browser.request(
+            "POST",
+            "/api/invitation/accept",
+            json={"token": token_of(made["inviteUrl"]), "password": PASSWORD},
+        )
+    )
+    assert browser.user["role"] == "viewer" and browser.user["id"] == made["userId"]
+    reset = _cli(database_url, "users", "reset-link", email)
+    assert reset["resetUrl"].startswith("https://crm.test/console/#reset/")
+    listed = _cli(database_url, "users", "list", "--account", account)
+    assert [u["email"] for u in listed if u["id"] == made["userId"]] == [email]
+    refused = run_cli(
+        "users",
+        "create",
+        "--database-url",
+        database_url,
+        "--account",
+        account,
+        "--email",
+        email,
+        "--name",
+        "Twin",
+        "--role",
+        "admin",
+    )
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    key = _cli(
+        database_url,
+        "keys",
+        "create",
+        "--account",
+        account,
+        "--name",
+        "reader",
+        "--scopes",
+        "contacts:read",
+        "--workspace",
+        owner_api.ws,
+    )
+    assert owner_api.get("/api/contact", auth=key["apiKey"]).status_code == 200
+    denied = owner_api.post(
+        "/api/contact", json={"name": "x", "email": unique_email()}, auth=key["apiKey"]
+    )
+    assert denied.json()["data"] == {"required": "contacts:write"}
+    record = next(
+        k
+        for k in ok_data(owner_api.get("/api/key", workspace=None))["data"]
+        if k["id"] == key["keyId"]
+    )
+    assert (record["name"], record["scopes"], record["workspaceIds"]) == (
+        "reader",
+        ["contacts:read"],
+        [owner_api.ws],
+    )
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_first_start_makes_a_demo_owner_who_can_set_a_password(
+    backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    with migrated_database(backend, tmp_path_factory) as url:
+
+        async def first_start() -> Any:
+            db = Database(Settings(database_url=url))
+            try:
+                async with db.transaction() as conn:
+                    return await demo_if_empty(conn)
+            finally:
+                await db.dispose()
+
+        demo = run_sync(first_start)
+        assert demo.owner_email == DEMO_OWNER and demo.owner_token
+        settings = Settings(database_url=url, rate_limit=0, access_log=False, dispatch=False)
+        with TestClient(create_app(settings), raise_server_exceptions=False) as http:
+            browser = Browser(http)
+            browser.signed_in(
+                browser.request(
+                    "POST",
+                    "/api/invitation/accept",
+                    json={"token": demo.owner_token, "password": PASSWORD},
+                )
+            )
+            assert browser.user["role"] == "owner"
+            assert browser.user["workspaceIds"] == [demo.workspace_id]
+
+
+class _Inbox:
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.messages.append(message_from_bytes(envelope.content))
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[_Inbox, int]]:
+    inbox = _Inbox()
+    port = free_port()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield inbox, port
+    finally:
+        controller.stop()
+
+
+def test_invitations_and_reset_links_are_emailed(
+    database_url: str, account: Any, smtp: Any
+) -> None:
+    inbox, port = smtp
+    settings = Settings(
+        database_url=database_url,
+        rate_limit=0,
+        access_log=False,
+        dispatch=False,
+        public_url="https://crm.test",
+        smtp_url=f"smtp://127.0.0.1:{port}",
+        smtp_from="chatcrm <crm@crm.test>",
+    )
+    with TestClient(create_app(settings), raise_server_exceptions=False) as http:
+        api = Api(http, account)
+        email = unique_email()
+        invited = ok_data(
+            api.post(
+                "/api/user",
+                workspace=None,
+                json={"email": email, "name": "Mailed", "role": "admin"},
+            )
+        )
+        reset = ok_data(api.post(f"/api/user/{invited['id']}/reset-link", workspace=None))
+        deadline = time.monotonic() + 10
+        while len(inbox.messages) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert len(inbox.messages) == 2
+    first, second = inbox.messages
+    assert first["To"] == email and first["From"] == "chatcrm <crm@crm.test>"
+    assert invited["inviteUrl"] in first.get_payload()
+    assert reset["resetUrl"] in second.get_payload()

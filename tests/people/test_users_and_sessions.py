@@ -1,0 +1,488 @@
+"""Users, invitations, console sessions, two-factor (contract J.1, J.3): each refusal the
+contract names, tested the way a careless implementation would fail it."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pyotp
+import pytest
+from fastapi.testclient import TestClient
+
+from chatcrm.app import create_app
+from chatcrm.config import Settings
+from tests.client import Api, error, ok_data, unique_email
+from tests.people.conftest import PASSWORD, Browser, invite, person, token_of
+
+
+def _refusal(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["errorCode"] == code, body
+    assert body["success"] is False
+    return body
+
+
+# --- invitations and users ---------------------------------------------------------------
+
+
+def test_an_invitation_makes_an_invited_user_with_a_link_from_the_public_url(
+    owner_api: Api,
+) -> None:
+    email = "Mixed.Case." + unique_email()
+    data = invite(owner_api, "viewer", email=email)
+    user = data["user"]
+    assert list(user) == [
+        "id",
+        "email",
+        "name",
+        "role",
+        "status",
+        "workspaceIds",
+        "agentIds",
+        "twoFactorEnabled",
+        "createdAt",
+        "lastSignInAt",
+    ]
+    assert user["email"] == email  # stored as given
+    assert (user["status"], user["role"], user["workspaceIds"]) == (
+        "invited",
+        "viewer",
+        [owner_api.ws],
+    )
+    assert user["lastSignInAt"] is None and user["twoFactorEnabled"] is False
+    assert data["id"] == user["id"]
+    assert data["inviteUrl"].startswith("http://console.test/console/#invite/")
+    assert len(token_of(data["inviteUrl"])) >= 43  # 32 random bytes
+    # The e-mail is unique whatever its case.
+    again = owner_api.post(
+        "/api/user",
+        json={"email": email.upper(), "name": "Twin", "role": "admin"},
+        workspace=None,
+    )
+    error(again, 409, "DUPLICATE_USER")
+
+
+def test_the_link_ignores_the_host_header(owner_api: Api) -> None:
+    body = {"email": unique_email(), "name": "Host", "role": "admin"}
+    data = ok_data(
+        owner_api.post("/api/user", json=body, workspace=None, headers={"host": "evil.example"})
+    )
+    assert data["inviteUrl"].startswith("http://console.test/")
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({"email": "nope", "name": "A", "role": "admin"}, ["email"]),
+        ({"email": "a@example.com", "name": "", "role": "admin"}, ["name"]),
+        ({"email": "a@example.com", "name": "A", "role": "boss"}, ["role"]),
+        ({"email": "a@example.com", "name": "A", "role": "agent"}, ["workspaceIds"]),
+        (
+            {"email": "a@example.com", "name": "A", "role": "viewer", "workspaceIds": []},
+            ["workspaceIds"],
+        ),
+    ],
+)
+def test_an_invitation_is_validated(owner_api: Api, body: dict, fields: list[str]) -> None:
+    got = error(owner_api.post("/api/user", json=body, workspace=None), 422, "VALIDATION_ERROR")
+    assert [e["field"] for e in got["data"]["errors"]] == fields
+
+
+def test_accepting_activates_signs_in_and_the_link_works_once(owner_api: Api) -> None:
+    invited = invite(owner_api, "agent")
+    token = token_of(invited["inviteUrl"])
+    browser = Browser(owner_api.http)
+    response = browser.request(
+        "POST", "/api/invitation/accept", json={"token": token, "password": PASSWORD, "name": "Eve"}
+    )
+    browser.signed_in(response)
+    cookie = response.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
+    assert "Secure" not in cookie  # http public URL
+    assert browser.user["status"] == "active" and browser.user["name"] == "Eve"
+    assert browser.user["lastSignInAt"] is not None
+    # A used invitation.
+    used = Browser(owner_api.http).request(
+        "POST", "/api/invitation/accept", json={"token": token, "password": PASSWORD}
+    )
+    _refusal(used, 400, "INVALID_TOKEN")
+    unknown = Browser(owner_api.http).request(
+        "POST", "/api/invitation/accept", json={"token": "x" * 43, "password": PASSWORD}
+    )
+    _refusal(unknown, 400, "INVALID_TOKEN")
+
+
+@pytest.mark.parametrize("password", ["short", "x" * 129, "EMAIL"])
+def test_a_weak_password_is_refused_and_the_link_stays_usable(
+    owner_api: Api, password: str
+) -> None:
+    invited = invite(owner_api, "viewer")
+    if password == "EMAIL":
+        password = invited["user"]["email"].upper()
+        assert len(password) >= 10
+    token = token_of(invited["inviteUrl"])
+    weak = Browser(owner_api.http).request(
+        "POST", "/api/invitation/accept", json={"token": token, "password": password}
+    )
+    body = _refusal(weak, 422, "VALIDATION_ERROR")
+    assert [e["field"] for e in body["data"]["errors"]] == ["password"]
+    assert password not in weak.text
+    fine = Browser(owner_api.http).request(
+        "POST", "/api/invitation/accept", json={"token": token, "password": PASSWORD}
+    )
+    assert fine.status_code == 200, fine.text
+
+
+def test_the_account_keeps_an_active_owner(owner_api: Api) -> None:
+    owner = person(owner_api, "owner")
+    others = [
+        u
+        for u in ok_data(owner_api.get("/api/user", workspace=None))["data"]
+        if u["role"] == "owner" and u["status"] == "active" and u["id"] != owner.user["id"]
+    ]
+    for other in others:  # earlier tests of this account's module may have made some
+        ok_data(owner_api.delete(f"/api/user/{other['id']}", workspace=None))
+    demote = owner_api.put(f"/api/user/{owner.user['id']}", json={"role": "admin"}, workspace=None)
+    error(demote, 409, "LAST_OWNER")
+    error(owner_api.delete(f"/api/user/{owner.user['id']}", workspace=None), 409, "LAST_OWNER")
+    disable = owner_api.put(
+        f"/api/user/{owner.user['id']}",
+        json={"paramToUpdate": "status", "status": "disabled"},
+        workspace=None,
+    )
+    error(disable, 409, "LAST_OWNER")
+    second = person(owner_api, "owner")
+    ok_data(owner_api.put(f"/api/user/{owner.user['id']}", json={"role": "admin"}, workspace=None))
+    assert second.request("GET", "/api/me").status_code == 200
+
+
+def test_an_admin_cannot_make_change_or_remove_an_owner(owner_api: Api) -> None:
+    admin = person(owner_api, "admin")
+    owner = person(owner_api, "owner")
+    body = {"email": unique_email(), "name": "Boss", "role": "owner"}
+    refused = admin.request("POST", "/api/user", json=body)
+    assert _refusal(refused, 403, "PERMISSION_DENIED")["data"] == {"required": "users:manage"}
+    for method, path, json in [
+        ("PUT", f"/api/user/{owner.user['id']}", {"name": "Renamed"}),
+        ("DELETE", f"/api/user/{owner.user['id']}", None),
+    ]:
+        _refusal(admin.request(method, path, json=json), 403, "PERMISSION_DENIED")
+    promote = person(owner_api, "agent")
+    _refusal(
+        admin.request("PUT", f"/api/user/{promote.user['id']}", json={"role": "owner"}),
+        403,
+        "PERMISSION_DENIED",
+    )
+    me = ok_data(owner.request("GET", "/api/me"))["user"]
+    assert me["name"] == owner.user["name"] and me["status"] == "active"
+
+
+def test_owners_and_admins_belong_to_every_workspace(owner_api: Api) -> None:
+    second = ok_data(owner_api.post("/api/workspace", json={"name": "Two"}, workspace=None))["id"]
+    admin = invite(owner_api, "admin", workspaceIds=[second])
+    assert set(admin["user"]["workspaceIds"]) >= {owner_api.ws, second}
+    agent = person(owner_api, "agent")
+    assert agent.user["workspaceIds"] == [owner_api.ws]
+    other = agent.request("GET", f"/api/workspace/{second}")
+    _refusal(other, 403, "FORBIDDEN")
+    assert agent.request("GET", f"/api/workspace/{owner_api.ws}").status_code == 200
+
+
+def test_an_agent_is_linked_by_email_to_its_agents(owner_api: Api) -> None:
+    email = unique_email()
+    agent = owner_api.add_agent(name="Linked", email=email.upper())
+    data = invite(owner_api, "agent", email=email)
+    assert data["user"]["agentIds"] == [agent["id"]]
+
+
+# --- sign-in -------------------------------------------------------------------------------
+
+
+def _sign_in(http: TestClient, email: str, password: str, **extra: str):
+    return Browser(http).request(
+        "POST", "/api/session", json={"email": email, "password": password, **extra}
+    )
+
+
+def test_each_sign_in_is_a_new_session_with_a_new_token(owner_api: Api) -> None:
+    agent = person(owner_api, "agent")
+    email = agent.user["email"]
+    tokens = set()
+    for _ in range(3):
+        again = Browser(owner_api.http).signed_in(_sign_in(owner_api.http, email, PASSWORD))
+        assert again.token not in tokens | {agent.token}
+        tokens.add(again.token)
+    # A token planted before sign-in is not adopted (fixation).
+    planted = Browser(owner_api.http, token="attacker-chosen-token")
+    response = planted.request("POST", "/api/session", json={"email": email, "password": PASSWORD})
+    planted.signed_in(response)
+    assert planted.token != "attacker-chosen-token"
+    assert (
+        Browser(owner_api.http, token="attacker-chosen-token").request("GET", "/api/me").status_code
+        == 401
+    )
+    listed = ok_data(agent.request("GET", "/api/session/list"))["data"]
+    assert len(listed) == 5 and sum(s["current"] for s in listed) == 1
+    assert [s["createdAt"] for s in listed] == sorted(
+        (s["createdAt"] for s in listed), reverse=True
+    )
+
+
+def test_one_refusal_for_unknown_email_wrong_password_and_inactive_users(owner_api: Api) -> None:
+    agent = person(owner_api, "agent")
+    invited = invite(owner_api, "viewer")
+    answers = []
+    timings = []
+    for email, password in [
+        (unique_email(), PASSWORD),
+        (agent.user["email"], PASSWORD + "x"),
+        (invited["user"]["email"], PASSWORD),
+    ]:
+        started = time.perf_counter()
+        response = _sign_in(owner_api.http, email, password)
+        timings.append(time.perf_counter() - started)
+        body = _refusal(response, 401, "INVALID_CREDENTIALS")
+        answers.append((body["message"], body["data"]))
+    assert len(set(answers)) == 1
+    # The same Argon2 work for an unknown e-mail (not a timed assertion: a floor).
+    assert min(timings) > 0.005, timings
+
+
+def test_throttling_refuses_even_the_right_password_while_it_lasts(owner_api: Api) -> None:
+    agent = person(owner_api, "agent")
+    email = agent.user["email"]
+    for _ in range(5):
+        _refusal(_sign_in(owner_api.http, email, "wrong password!"), 401, "INVALID_CREDENTIALS")
+    right = _sign_in(owner_api.http, email, PASSWORD)
+    _refusal(right, 429, "TOO_MANY_ATTEMPTS")
+    assert 1 <= int(right.headers["retry-after"]) <= 60
+    assert agent.request("GET", "/api/me").status_code == 200  # open sessions go on
+
+
+def test_a_disabled_user_s_open_session_ends_at_once(owner_api: Api) -> None:
+    agent = person(owner_api, "agent")
+    assert agent.request("GET", "/api/me").status_code == 200
+    ok_data(
+        owner_api.put(
+            f"/api/user/{agent.user['id']}",
+            json={"paramToUpdate": "status", "status": "disabled"},
+            workspace=None,
+        )
+    )
+    _refusal(agent.request("GET", "/api/me"), 401, "SESSION_EXPIRED")
+    _refusal(_sign_in(owner_api.http, agent.user["email"], PASSWORD), 401, "INVALID_CREDENTIALS")
+    ok_data(
+        owner_api.put(f"/api/user/{agent.user['id']}", json={"status": "active"}, workspace=None)
+    )
+    # Its old session stays ended; a new sign-in works.
+    _refusal(agent.request("GET", "/api/me"), 401, "SESSION_EXPIRED")
+    assert _sign_in(owner_api.http, agent.user["email"], PASSWORD).status_code == 200
+
+
+def test_removing_a_user_keeps_its_record_and_ends_its_sessions(owner_api: Api) -> None:
+    agent = person(owner_api, "agent")
+    gone = ok_data(owner_api.delete(f"/api/user/{agent.user['id']}", workspace=None))
+    assert gone == {"id": agent.user["id"]}
+    _refusal(agent.request("GET", "/api/session"), 401, "SESSION_EXPIRED")
+    user = ok_data(owner_api.get(f"/api/user/{agent.user['id']}", workspace=None))["user"]
+    assert user["status"] == "disabled"
+    error(
+        owner_api.get(f"/api/user/{'0' * 8}-0000-7000-8000-{'0' * 12}", workspace=None),
+        404,
+        "USER_NOT_FOUND",
+    )
+
+
+def test_csrf_token_and_origin_guard_cookie_changes(owner_api: Api) -> None:
+    admin = person(owner_api, "admin")
+    body = {"email": unique_email(), "name": "C", "role": "admin"}
+    no_token = admin.request("POST", "/api/user", json=body, csrf=False)
+    _refusal(no_token, 403, "CSRF_FAILED")
+    wrong = admin.request(
+        "POST", "/api/user", json=body, csrf=False, headers={"x-csrf-token": "nope"}
+    )
+    _refusal(wrong, 403, "CSRF_FAILED")
+    foreign = admin.request("POST", "/api/user", json=body, headers={"origin": "https://evil.test"})
+    _refusal(foreign, 403, "CSRF_FAILED")
+    listed = ok_data(owner_api.get("/api/user", workspace=None))["data"]
+    assert body["email"] not in [u["email"] for u in listed]  # nothing changed
+    same = admin.request("POST", "/api/user", json=body, headers={"origin": "http://console.test"})
+    assert same.status_code == 200, same.text
+    # A key's request needs no CSRF token: no cookie is involved.
+    assert admin.request("GET", "/api/user").status_code == 200
+
+
+def test_sign_out_clears_the_cookie_and_ends_the_session(owner_api: Api) -> None:
+    agent = person(owner_api, "agent")
+    out = agent.request("DELETE", "/api/session")
+    assert ok_data(out) is None
+    assert "Max-Age=0" in out.headers["set-cookie"]
+    _refusal(agent.request("GET", "/api/session"), 401, "SESSION_EXPIRED")
+
+
+def test_ending_one_session_and_every_session(owner_api: Api) -> None:
+    agent = person(owner_api, "agent")
+    second = Browser(owner_api.http).signed_in(
+        _sign_in(owner_api.http, agent.user["email"], PASSWORD)
+    )
+    listed = ok_data(agent.request("GET", "/api/session/list"))["data"]
+    other = next(s for s in listed if not s["current"])
+    ok_data(agent.request("DELETE", f"/api/session/{other['id']}"))
+    _refusal(second.request("GET", "/api/me"), 401, "SESSION_EXPIRED")
+    ok_data(owner_api.delete(f"/api/user/{agent.user['id']}/sessions", workspace=None))
+    _refusal(agent.request("GET", "/api/me"), 401, "SESSION_EXPIRED")
+
+
+def test_changing_the_password_ends_every_other_session(owner_api: Api) -> None:
+    agent = person(owner_api, "agent")
+    other = Browser(owner_api.http).signed_in(
+        _sign_in(owner_api.http, agent.user["email"], PASSWORD)
+    )
+    wrong = agent.request(
+        "PUT",
+        "/api/me/password",
+        json={"currentPassword": "not it at all", "newPassword": "x" * 12},
+    )
+    _refusal(wrong, 422, "VALIDATION_ERROR")
+    ok_data(
+        agent.request(
+            "PUT",
+            "/api/me/password",
+            json={"currentPassword": PASSWORD, "newPassword": "a brand new password"},
+        )
+    )
+    assert agent.request("GET", "/api/me").status_code == 200
+    _refusal(other.request("GET", "/api/me"), 401, "SESSION_EXPIRED")
+    _refusal(_sign_in(owner_api.http, agent.user["email"], PASSWORD), 401, "INVALID_CREDENTIALS")
+    assert _sign_in(owner_api.http, agent.user["email"], "a brand new password").status_code == 200
+
+
+def test_a_reset_link_replaces_earlier_ones_and_ends_sessions(owner_api: Api) -> None:
+    agent = person(owner_api, "agent")
+    first = ok_data(owner_api.post(f"/api/user/{agent.user['id']}/reset-link", workspace=None))
+    second = ok_data(owner_api.post(f"/api/user/{agent.user['id']}/reset-link", workspace=None))
+    assert second["resetUrl"].startswith("http://console.test/console/#reset/")
+    stale = Browser(owner_api.http).request(
+        "POST",
+        "/api/invitation/accept",
+        json={"token": token_of(first["resetUrl"]), "password": "another good password"},
+    )
+    _refusal(stale, 400, "INVALID_TOKEN")
+    Browser(owner_api.http).signed_in(
+        Browser(owner_api.http).request(
+            "POST",
+            "/api/invitation/accept",
+            json={"token": token_of(second["resetUrl"]), "password": "another good password"},
+        )
+    )
+    _refusal(agent.request("GET", "/api/me"), 401, "SESSION_EXPIRED")
+
+
+def test_sessions_expire_when_idle_and_after_their_lifetime(database_url: str, account) -> None:
+    settings = Settings(
+        database_url=database_url,
+        rate_limit=0,
+        access_log=False,
+        dispatch=False,
+        session_idle_hours=1.5 / 3600,
+        session_max_days=1,
+    )
+    with TestClient(create_app(settings), raise_server_exceptions=False) as http:
+        api = Api(http, account)
+        agent = person(api, "agent")
+        assert agent.request("GET", "/api/me").status_code == 200
+        time.sleep(2.0)
+        _refusal(agent.request("GET", "/api/me"), 401, "SESSION_EXPIRED")
+    settings = settings.model_copy(update={"session_idle_hours": 12, "session_max_days": 2 / 86400})
+    with TestClient(create_app(settings), raise_server_exceptions=False) as http:
+        api = Api(http, account)
+        agent = person(api, "agent")
+        for _ in range(3):  # requests keep it from idling, not from its absolute end
+            time.sleep(1.0)
+            agent.request("GET", "/api/me")
+        _refusal(agent.request("GET", "/api/me"), 401, "SESSION_EXPIRED")
+
+
+# --- two-factor ------------------------------------------------------------------------------
+
+
+def test_two_factor_codes_are_single_use(owner_api: Api) -> None:
+    agent = person(owner_api, "agent")
+    started = ok_data(agent.request("POST", "/api/me/2fa"))
+    assert started["otpauthUrl"].startswith("otpauth://totp/")
+    totp = pyotp.TOTP(started["secret"])
+    bad = agent.request("POST", "/api/me/2fa/enable", json={"code": "000000"})
+    if totp.now() != "000000":
+        _refusal(bad, 422, "VALIDATION_ERROR")
+    code = totp.now()
+    codes = ok_data(agent.request("POST", "/api/me/2fa/enable", json={"code": code}))
+    assert len(codes["recoveryCodes"]) == 10
+    assert ok_data(agent.request("GET", "/api/me"))["user"]["twoFactorEnabled"] is True
+    email = agent.user["email"]
+    _refusal(_sign_in(owner_api.http, email, PASSWORD), 401, "TWO_FACTOR_REQUIRED")
+    # The code that enabled it was used: it is not accepted again.
+    _refusal(_sign_in(owner_api.http, email, PASSWORD, code=code), 401, "TWO_FACTOR_REQUIRED")
+    recovery = codes["recoveryCodes"][0]
+    assert _sign_in(owner_api.http, email, PASSWORD, code=recovery).status_code == 200
+    _refusal(_sign_in(owner_api.http, email, PASSWORD, code=recovery), 401, "TWO_FACTOR_REQUIRED")
+    # A wrong password with a right code is the plain refusal.
+    _refusal(
+        _sign_in(owner_api.http, email, "wrong password!", code=codes["recoveryCodes"][1]),
+        401,
+        "INVALID_CREDENTIALS",
+    )
+    off = agent.request("DELETE", "/api/me/2fa", json={"password": PASSWORD})
+    ok_data(off)
+    assert _sign_in(owner_api.http, email, PASSWORD).status_code == 200
+
+
+# --- no secret anywhere ------------------------------------------------------------------------
+
+
+def test_no_secret_in_logs_or_the_audit_log(
+    owner_api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    invited = invite(owner_api, "admin")
+    token = token_of(invited["inviteUrl"])
+    browser = Browser(owner_api.http)
+    browser.signed_in(
+        browser.request(
+            "POST", "/api/invitation/accept", json={"token": token, "password": PASSWORD}
+        )
+    )
+    _sign_in(owner_api.http, invited["user"]["email"], "a wrong password 123")
+    created = ok_data(browser.request("POST", "/api/key", json={"name": "n", "scopes": ["*"]}))
+    reset = ok_data(owner_api.post(f"/api/user/{invited['id']}/reset-link", workspace=None))
+    secrets = [
+        PASSWORD,
+        "a wrong password 123",
+        token,
+        browser.token,
+        browser.csrf,
+        created["apiKey"],
+        token_of(reset["resetUrl"]),
+        owner_api.key,
+    ]
+    audit = owner_api.get("/api/audit", params={"pageSize": "100"}, workspace=None)
+    entries = ok_data(audit)["data"]
+    actions = {e["action"] for e in entries}
+    assert {
+        "user.invited",
+        "session.created",
+        "session.failed",
+        "key.created",
+        "user.reset_link_created",
+    } <= actions
+    failed = next(e for e in entries if e["action"] == "session.failed")
+    assert failed["actor"] is None and failed["target"] == invited["user"]["email"]
+    logged = "\n".join(
+        r.getMessage() + " " + " ".join(str(v) for v in r.__dict__.values()) for r in caplog.records
+    )
+    for secret in secrets:
+        assert secret not in audit.text
+        assert secret not in logged
+    listed = ok_data(owner_api.get("/api/key", workspace=None))
+    assert created["apiKey"] not in str(listed)
