@@ -868,6 +868,31 @@ def get_workspace_records(w: World, me: Api) -> list[Expect]:
     ]
 
 
+def update_workspace_addressing(w: World, me: Api) -> list[Req]:
+    r = at("PUT", f"/api/workspace/{w.victim.ws}")
+    body = {"agentsSeeOnlyAssigned": True}
+    return [
+        r("path", None, json=body),
+        r("path and header", VICTIM, json=body),
+        r("path beside own header", OWN, json=body),
+        at("PUT", f"/api/workspace/{me.ws}")(
+            "body", None, json={**body, "workspaceId": w.victim.ws}
+        ),
+    ]
+
+
+def update_workspace_records(w: World, me: Api) -> list[Expect]:
+    # Its own workspace, changed to what it already is: the victim's stays untouched.
+    r = at("PUT", f"/api/workspace/{me.ws}")
+    return [
+        ok(
+            r("own", None, json={"agentsSeeOnlyAssigned": False}),
+            None,
+            "Workspace updated successfully.",
+        )
+    ]
+
+
 def create_workspace_addressing(w: World, me: Api) -> list[Req]:
     # A header or body workspaceId naming a workspace the key cannot use is refused as
     # everywhere else, never silently ignored.
@@ -1358,6 +1383,9 @@ CASES: dict[tuple[str, str], RouteCase] = {
         "opportunity", lambda w: w.opportunity, NO_OPP
     ),
     ("POST", "/api/workspace"): RouteCase(create_workspace_addressing, create_workspace_records),
+    ("PUT", "/api/workspace/{workspaceId}"): RouteCase(
+        update_workspace_addressing, update_workspace_records
+    ),
     ("POST", "/api/workspace/{workspaceId}/stages"): setup_case(
         "stages",
         lambda w: {"kind": "contact", "name": f"cst-{w.secret}"},

@@ -244,6 +244,7 @@ def api(server: str, account: NewAccount, method: str, path: str, **kw: Any) -> 
 def sign_in(visit: Visit, account: NewAccount) -> None:
     """Sign in on the console's page with the account's key and open its workspace."""
     page = visit.page
+    page.get_by_role("link", name="Sign in with an API key").click()
     page.get_by_label("API key").fill(account.api_key)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("button", name="Test workspace").click()

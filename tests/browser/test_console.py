@@ -33,6 +33,10 @@ _sign_in = sign_in
 def test_the_root_leads_to_the_sign_in_with_nothing_from_elsewhere(visit: Visit) -> None:
     visit.goto("/")
     assert visit.page.url.endswith("/console")
+    expect(visit.page.get_by_label("Email")).to_be_visible()
+    expect(visit.page.get_by_label("Password")).to_be_visible()
+    # The API key stays as a second way in (contract K.3).
+    visit.page.get_by_role("link", name="Sign in with an API key").click()
     expect(visit.page.get_by_label("API key")).to_be_visible()
     assert visit.settle() == []
 
@@ -40,6 +44,7 @@ def test_the_root_leads_to_the_sign_in_with_nothing_from_elsewhere(visit: Visit)
 def test_a_wrong_key_is_refused_with_the_apis_message(visit: Visit) -> None:
     visit.goto("/console")
     page = visit.page
+    page.get_by_role("link", name="Sign in with an API key").click()
     page.get_by_label("API key").fill("ccrm_not_a_key")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("alert")).to_contain_text("API key")
@@ -80,6 +85,6 @@ def test_the_contacts_board_and_sign_out(visit: Visit, server: str, database_url
     assert stored == account.api_key
     assert page.context.cookies() == []
     page.get_by_role("button", name="Sign out").click()
-    expect(page.get_by_label("API key")).to_be_visible()
+    expect(page.get_by_label("Email")).to_be_visible()
     assert page.evaluate("() => sessionStorage.length") == 0
     assert visit.settle() == []

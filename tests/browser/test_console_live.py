@@ -79,6 +79,6 @@ def test_changes_made_elsewhere_show_within_two_seconds(
 
     # Signing out stops following the feed: its long poll is cut, none follows.
     page.get_by_role("button", name="Sign out").click()
-    expect(page.get_by_label("API key")).to_be_visible()
+    expect(page.get_by_label("Email")).to_be_visible()
     assert visit.settle() == []
     assert [r.url for r in visit.in_flight] == []

@@ -323,5 +323,41 @@ def people(w: Workload) -> None:
     key = w.ok("POST", "/api/key", json={"name": "reader", "scopes": ["contacts:read"]})
     w.ok("GET", "/api/key")
     w.ok("DELETE", "/api/key/{keyId}", keyId=key["id"])
+    assigned_only(w, password)
     page = w.ok("GET", "/api/audit", params={"pageSize": "2"})
     w.ok("GET", "/api/audit", params={"continuationToken": page["continuationToken"]})
+
+
+def assigned_only(w: Workload, password: str) -> None:
+    """J.2: an agent of a workspace that shows agents only their records."""
+    ws = w.api.ws
+    setup = "/api/workspace/{workspaceId}"
+    w.ok("PUT", setup, workspaceId=ws, json={"agentsSeeOnlyAssigned": True})
+    email = unique_email()
+    invited = w.ok(
+        "POST",
+        "/api/user",
+        json={"email": email, "name": "Ag", "role": "agent", "workspaceIds": [ws]},
+    )
+    w.ok("POST", setup + "/agents", workspaceId=ws, json={"name": "Ag", "email": email})
+    signed = w.ok(
+        "POST",
+        "/api/invitation/accept",
+        json={"token": invited["inviteUrl"].rsplit("/", 1)[1], "password": password},
+        auth=None,
+        workspace=None,
+    )
+    as_agent = {"auth": None, "headers": {"x-csrf-token": signed["csrfToken"]}}
+    contact = w.ok(
+        "POST", "/api/contact", json={"name": "Seen", "email": unique_email()}, **as_agent
+    )["contact"]
+    w.ok("GET", "/api/contact", **as_agent)
+    w.ok("GET", "/api/contact/{contactId}", contactId=contact["id"], **as_agent)
+    w.ok("GET", "/api/contact/searchByEmail", params={"email": contact["email"]}, **as_agent)
+    w.ok("GET", "/api/contact/board", **as_agent)
+    w.ok("GET", "/api/opportunity/board", **as_agent)
+    w.ok("GET", "/api/opportunity/pipeline", **as_agent)
+    w.ok("GET", "/api/events", params={"pageSize": "5"}, **as_agent)
+    w.ok("GET", "/api/contact/{contactId}/history", contactId=contact["id"], **as_agent)
+    w.ok("DELETE", "/api/session", **as_agent)
+    w.ok("PUT", setup, workspaceId=ws, json={"agentsSeeOnlyAssigned": False})

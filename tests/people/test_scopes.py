@@ -277,6 +277,17 @@ def test_events_and_records_name_the_user_who_acted(owner_api: Api) -> None:
         "name": agent.user["name"],
     }
     assert list(history[0])[-1] == "actor"
+    updated = agent.request(
+        "PUT",
+        "/api/contact",
+        params={"id": contact["id"], "workspaceId": owner_api.ws},
+        json={"lastMessage": "hola"},
+        headers=ws,
+    )
+    ok_data(updated)
+    history = ok_data(owner_api.get(f"/api/contact/{contact['id']}/history"))["events"]
+    assert [e["actor"]["id"] for e in history] == [agent.user["id"]] * 2
+    assert list(history[1])[-1] == "actor"
     deal = ok_data(
         agent.request("POST", "/api/opportunity", json={"name": "Deal", "amount": 5}, headers=ws)
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import pyotp
 import pytest
@@ -486,3 +487,76 @@ def test_no_secret_in_logs_or_the_audit_log(
         assert secret not in logged
     listed = ok_data(owner_api.get("/api/key", workspace=None))
     assert created["apiKey"] not in str(listed)
+
+
+def test_a_rotated_webhook_secret_is_audited_without_the_secret(owner_api: Api) -> None:
+    hook = ok_data(owner_api.post("/api/webhook", json={"url": "https://hooks.example/a"}))
+    rotated = ok_data(owner_api.post(f"/api/webhook/{hook['id']}/rotate-secret"))["webhook"]
+    audit = owner_api.get("/api/audit", params={"pageSize": "100"}, workspace=None)
+    entry = next(e for e in ok_data(audit)["data"] if e["action"] == "webhook.secret_rotated")
+    assert entry["target"] == hook["id"]
+    assert entry["actor"]["type"] == "key"
+    for secret in (hook["webhook"]["secret"], rotated["secret"]):
+        assert secret not in audit.text
+
+
+def test_twenty_failures_from_one_address_throttle_every_email_from_it(
+    database_url: str, account: Any
+) -> None:
+    settings = Settings(database_url=database_url, rate_limit=0, access_log=False, dispatch=False)
+    address = f"10.{time.time_ns() % 250}.{time.time_ns() % 249}.7"
+    with TestClient(
+        create_app(settings), raise_server_exceptions=False, client=(address, 50000)
+    ) as http:
+        api = Api(http, account)
+        agent = person(api, "agent")
+        for _ in range(20):
+            _refusal(_sign_in(http, unique_email(), "wrong password!"), 401, "INVALID_CREDENTIALS")
+        blocked = _sign_in(http, agent.user["email"], PASSWORD)
+        _refusal(blocked, 429, "TOO_MANY_ATTEMPTS")
+        assert int(blocked.headers["retry-after"]) >= 1
+    # Another address is not held back by it.
+    with TestClient(
+        create_app(settings), raise_server_exceptions=False, client=(address + "1", 50000)
+    ) as http:
+        assert _sign_in(http, agent.user["email"], PASSWORD).status_code == 200
+
+
+def test_each_lockout_doubles_the_wait(owner_api: Api, database_url: str) -> None:
+    from sqlalchemy import update
+
+    from chatcrm.core.timestamps import utcnow
+    from chatcrm.db.database import Database
+    from chatcrm.db.schema import sign_in_failures
+    from tests.conftest import run_sync
+
+    agent = person(owner_api, "agent")
+    email = agent.user["email"]
+
+    def lock_out() -> int:
+        for _ in range(5):
+            _sign_in(owner_api.http, email, "wrong password!")
+        blocked = _sign_in(owner_api.http, email, PASSWORD)
+        _refusal(blocked, 429, "TOO_MANY_ATTEMPTS")
+        return int(blocked.headers["retry-after"])
+
+    def let_it_pass() -> None:
+        async def run() -> None:
+            db = Database(Settings(database_url=database_url))
+            try:
+                async with db.transaction() as conn:
+                    await conn.execute(
+                        update(sign_in_failures)
+                        .where(sign_in_failures.c.subject == f"email:{email.lower()}")
+                        .values(blocked_until=utcnow())
+                    )
+            finally:
+                await db.dispose()
+
+        run_sync(run)
+
+    assert 50 <= lock_out() <= 60
+    let_it_pass()
+    assert 110 <= lock_out() <= 120
+    let_it_pass()
+    assert 230 <= lock_out() <= 240

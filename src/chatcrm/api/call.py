@@ -16,7 +16,7 @@ from starlette.requests import Request
 
 from chatcrm.api.body import read_json_object
 from chatcrm.api.state import STATE_AUTH_ERROR, STATE_CONNECTION, STATE_PRINCIPAL
-from chatcrm.auth.service import Principal, bearer_token, check_workspace
+from chatcrm.auth.service import USER, Principal, bearer_token, check_workspace
 from chatcrm.core.errors import (
     BadRequest,
     FieldError,
@@ -28,6 +28,7 @@ from chatcrm.core.errors import (
 from chatcrm.core.pagination import TokenCodec
 from chatcrm.db.database import Connection
 from chatcrm.db.secrets import get_secret
+from chatcrm.records import visibility
 
 WORKSPACE_HEADER = "x-workspace-id"
 
@@ -105,7 +106,12 @@ class Call:
                 "The header 'x-workspace-id' and 'workspaceId' name different workspaces."
             )
         state = self.request.app.state
-        return await check_workspace(self.conn, state.auth_cache, self.principal, named[0])
+        workspace_id = await check_workspace(self.conn, state.auth_cache, self.principal, named[0])
+        if self.principal.kind == USER:  # assigned-only agents (J.2)
+            await visibility.find(
+                self.conn, workspace_id, role=self.principal.role, email=self.principal.email
+            )
+        return workspace_id
 
     async def check_header_workspace(self) -> None:
         """A workspace named in the header must be usable (403) before the body is even
@@ -158,6 +164,7 @@ def make_call(request: Request) -> Call:
         _reject_nul(request)
     conn: Connection = state[STATE_CONNECTION]
     conn.actor = principal.actor()  # named by the events this request writes (J.4)
+    visibility.restrict(None)  # found again when the request names its workspace
     return Call(request=request, principal=principal, conn=conn)
 
 

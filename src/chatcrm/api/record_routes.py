@@ -32,7 +32,7 @@ from chatcrm.core.ids import is_id
 from chatcrm.events import reading
 from chatcrm.events.router import AFTER, events_page
 from chatcrm.records import activities as activity_log
-from chatcrm.records import listing, restore, statements, writing
+from chatcrm.records import listing, restore, statements, visibility, writing
 from chatcrm.records.activities import ActivityKind
 from chatcrm.records.conditional import etag
 from chatcrm.records.kind import RecordKind
@@ -102,6 +102,7 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         record_id = path[api.id_param]
         workspace_id = await call.workspace()
         shape = kind.written_shape if listing.read_shape(call.query("shape")) else kind.read_shape
+        await visibility.check(call.conn, kind, workspace_id, record_id)
         view = await writing.get(call.conn, kind, workspace_id, record_id, shape=shape)
         data = {api.id_param: record_id, "data": [view.record]}
         return ok(m.LIST_OBTAINED, data, headers={"ETag": etag(view.version)})
@@ -112,6 +113,7 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         )
         record_id = call.required_query("id")
         body = await call.read_update_body(workspace_id)
+        await visibility.check(call.conn, kind, workspace_id, record_id)
         view = await writing.update(
             call.conn,
             kind,
@@ -145,6 +147,7 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
             or await statements.version(call.conn, kind, workspace_id, record_id) is None
         ):
             raise kind.not_found(record_id)
+        await visibility.check(call.conn, kind, workspace_id, record_id)
         page = await reading.read(
             call.conn,
             call.request.app.state.events,
@@ -255,6 +258,7 @@ def add_activity_operation(
     async def add_activity(call: Call, **path_params: str) -> Response:
         body = await call.read_body()
         workspace_id = await call.workspace(query=False, body=body)
+        await visibility.check(call.conn, activities.owner, workspace_id, path_params[id_param])
         await activity_log.add(
             call.conn,
             activities,
@@ -313,6 +317,7 @@ def add_delete_operation(
     async def delete_record(call: Call, **path_params: str) -> Response:
         record_id = path_params[id_param]
         workspace_id = await call.workspace()
+        await visibility.check(call.conn, kind, workspace_id, record_id)
         await writing.delete_one(
             call.conn,
             kind,
@@ -358,6 +363,7 @@ def add_restore_operation(
     async def restore_record(call: Call, **path_params: str) -> Response:
         record_id = path_params[id_param]
         workspace_id = await read_workspace_only(call)
+        await visibility.check(call.conn, kind, workspace_id, record_id)
         view = await restore.restore(
             call.conn,
             kind,

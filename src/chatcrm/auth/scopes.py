@@ -78,6 +78,7 @@ ROUTE_SCOPES: dict[str, Requirement] = {
     "getWorkspace": (CONTACTS_READ, OPPORTUNITIES_READ),
     "listWorkspaces": (CONTACTS_READ, OPPORTUNITIES_READ),
     "createWorkspace": (WORKSPACE_MANAGE,),
+    "updateWorkspace": (WORKSPACE_MANAGE,),
     "createStage": (WORKSPACE_MANAGE,),
     "createTag": (WORKSPACE_MANAGE,),
     "createSegmentation": (WORKSPACE_MANAGE,),

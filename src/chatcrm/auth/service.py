@@ -34,6 +34,7 @@ class Principal:
     name: str = ""
     role: str = scopes_.OWNER
     session_id: str | None = None
+    email: str = ""  # a user's, lower-cased: its agents are linked by it (J.1)
 
     def actor(self) -> dict[str, str]:
         """J.4's `actor` of what this caller does."""

@@ -1,14 +1,16 @@
 """`/console`: the console's page and its files, all shipped in this package (static/), so it
 works offline with no build step, CDN or server of its own. The page talks to the same JSON
-API with the key kept in the tab's sessionStorage, sent as a Bearer header: no cookie."""
+API: with a person's session cookie (contract J.3), or with an API key kept in the tab's
+sessionStorage and sent as a Bearer header."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import segno
 from fastapi import FastAPI
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 
 STATIC = Path(__file__).with_name("static")
@@ -23,12 +25,25 @@ _POLICY = (
 def install(app: FastAPI) -> None:
     page = (STATIC / "index.html").read_text(encoding="utf-8")
 
+    # `/console/` too: invitation and reset links are `{public URL}/console/#invite/…`.
     @app.get(PATH, include_in_schema=False)
+    @app.get(PATH + "/", include_in_schema=False)
     async def console(request: Request) -> HTMLResponse:
         root = str(request.scope.get("root_path", "")).rstrip("/")
         return HTMLResponse(
             page.replace("{root}", root),
             headers={"Content-Security-Policy": _POLICY, "Cache-Control": "no-store"},
         )
+
+    @app.post(f"{PATH}/qr", include_in_schema=False)
+    async def qr(request: Request) -> Response:
+        """The QR code of a two-factor set-up's otpauth URL, as SVG, drawn here (segno)
+        so that the secret never leaves for a QR service. It renders what it is sent and
+        stores nothing: no authentication needed."""
+        text = (await request.body()).decode("utf-8", "replace")
+        if not text.startswith("otpauth://") or len(text) > 1000:
+            return Response("an otpauth:// URL is expected", status_code=400)
+        svg = segno.make(text, error="m").svg_inline(scale=4)
+        return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "no-store"})
 
     app.mount(f"{PATH}/static", StaticFiles(directory=STATIC), name="console-static")

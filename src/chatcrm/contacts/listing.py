@@ -14,7 +14,7 @@ from chatcrm.core import values as v
 from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.db.database import Connection
 from chatcrm.db.schema import contact_tags
-from chatcrm.records import statements
+from chatcrm.records import statements, visibility
 from chatcrm.records.kind import RecordKind
 from chatcrm.records.listing import ChangedSince, FieldEquals, Filter, TextSearch
 from chatcrm.records.statements import View
@@ -58,7 +58,7 @@ _SEARCH_SCAN_LIMIT = 1000
 
 
 @cache
-def _search_statement(dialect: str, by: str) -> Select[Any]:
+def _search_statement(dialect: str, by: str, restricted: bool = False) -> Select[Any]:
     workspace = c.workspace_id == bindparam("_ws")
     if by == "email":
         match = and_(workspace, c.email_key == bindparam("_value"))
@@ -70,12 +70,15 @@ def _search_statement(dialect: str, by: str) -> Select[Any]:
             and_(workspace, c.platform_sender_phone == bindparam("_value")),
         )
     base = statements.shape_statement(CONTACT, CONTACT.read_shape, dialect)
-    return base.where(match, c.deleted_at.is_(None)).limit(_SEARCH_SCAN_LIMIT)
+    seen = [visibility.condition(CONTACT, dialect)] if restricted else []
+    return base.where(match, c.deleted_at.is_(None), *seen).limit(_SEARCH_SCAN_LIMIT)
 
 
 async def _search(conn: Connection, by: str, workspace_id: str, value: str) -> list[View]:
+    restricted = visibility.current() is not None  # an assigned-only agent (J.2)
     rows = await conn.fetch(
-        _search_statement(conn.dialect, by), {"_ws": workspace_id, "_value": value}
+        _search_statement(conn.dialect, by, restricted),
+        {"_ws": workspace_id, "_value": value, **visibility.params(conn.dialect)},
     )
     # Newest first, as lists: creation time (wire text sorts as time), then id.
     rows.sort(key=lambda row: (row["creationDate"], row["id"]), reverse=True)

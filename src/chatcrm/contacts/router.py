@@ -33,6 +33,7 @@ from chatcrm.contacts.kind import CONTACT
 from chatcrm.core import messages as m
 from chatcrm.records import activities as activity_log
 from chatcrm.records import listing as lists
+from chatcrm.records import visibility
 from chatcrm.records.conditional import etag
 from chatcrm.records.fields import FULL, READ
 from chatcrm.records.schemas import create_body_schema, shape_schema
@@ -237,6 +238,7 @@ ACTIVITY_PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY, *PAGE)
 async def list_contact_activities(call: Call, contactId: str) -> Response:
     call.reject_unknown_query(query_names(ACTIVITY_PARAMS))
     workspace_id = await call.workspace()
+    await visibility.check(call.conn, CONTACT, workspace_id, contactId)
     codec = await call.codec()
     token = call.query("continuationToken") or None
     size = lists.read_page_size(call.query(PAGE_SIZE.name))
@@ -307,6 +309,11 @@ add_restore_operation(
 async def merge_contacts(call: Call) -> Response:
     body = await call.read_body()
     workspace_id = await call.workspace(query=False, body=body)
+    if visibility.current() is not None:  # every contact named must be one the agent sees
+        named = [body.get("primaryId"), *(body.get("duplicateIds") or [])]
+        for contact_id in named:
+            if isinstance(contact_id, str):
+                await visibility.check(call.conn, CONTACT, workspace_id, contact_id)
     view = await merge.merge(
         call.conn,
         workspace_id=workspace_id,

@@ -2,8 +2,9 @@
 
 Every table with a `workspace_id` column is distributed by it, all in one co-location
 group; `accounts`, `workspaces` and `api_keys` become reference tables; every other table
-(`alembic_version`, `rate_budgets`, `key_changes`, `service_secrets`, `event_positions`,
-`idempotency_keys`) stays a plain table of the coordinator. The tables are read from the
+(`alembic_version`, `rate_budgets`, `key_changes`, `service_secrets`, `idempotency_keys`,
+and the people's `users`, `user_tokens`, `sessions`, `sign_in_failures`, `audit_log`) stays
+a plain table of the coordinator. The tables are read from the
 live catalog, not listed here, so a table added by a later migration is laid out by the
 next run; tables already in `pg_dist_partition` are skipped, so a second run changes
 nothing.

@@ -212,6 +212,8 @@ workspaces = Table(
     Column("timezone", String(64), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # J.2's assigned-only agents (migration 0009).
+    Column("agents_see_only_assigned", Boolean, nullable=False, server_default=text("false")),
     ForeignKeyConstraint(["account_id"], ["accounts.id"]),
     Index(None, "account_id"),
 )

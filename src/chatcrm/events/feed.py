@@ -13,6 +13,7 @@ from sqlalchemy import (
     ColumnElement,
     Select,
     bindparam,
+    exists,
     literal_column,
     or_,
     select,
@@ -25,6 +26,7 @@ from chatcrm.db.database import Connection
 from chatcrm.db.schema import events
 from chatcrm.events.outbox import IN_FEED
 from chatcrm.events.types import FAMILIES, RECORD_TYPES, family
+from chatcrm.records import visibility
 
 MAX_WAIT_SECONDS = 30.0
 
@@ -180,12 +182,37 @@ def _type_filter(types: tuple[str, ...]) -> ColumnElement[bool]:
     return or_(*(events.c.type == literal_column(f"'{t}'") for t in types))
 
 
+def _records_seen(dialect: str) -> ColumnElement[bool]:
+    """An assigned-only agent's events (J.2): of no record, or of a record it sees."""
+    from chatcrm.contacts.kind import CONTACT  # the record kinds sit above the feed
+    from chatcrm.opportunities.kind import OPPORTUNITY
+
+    c = events.c
+    seen = []
+    for kind in (CONTACT, OPPORTUNITY):
+        r = kind.table.c
+        seen.append(
+            exists(
+                select(r.id).where(
+                    r.workspace_id == c.workspace_id,
+                    r.id == c.record_id,
+                    visibility.condition(kind, dialect),
+                )
+            )
+        )
+    return or_(c.record_id.is_(None), *seen)
+
+
 @cache
-def _page_statement(types: tuple[str, ...] | None, by_record: bool, dialect: str) -> Select[Any]:
+def _page_statement(
+    types: tuple[str, ...] | None, by_record: bool, dialect: str, restricted: bool = False
+) -> Select[Any]:
     c = events.c
     stmt = select(c.id, c.body).where(
         c.workspace_id == bindparam("_ws"), after_place(), *visible(dialect)
     )
+    if restricted:
+        stmt = stmt.where(_records_seen(dialect))
     if by_record:
         stmt = stmt.where(c.record_id == bindparam("_record"))
     if types is not None:
@@ -213,6 +240,9 @@ async def read_page(
     }
     if record_id is not None:
         params["_record"] = record_id
-    rows = await conn.fetch(_page_statement(types, record_id is not None, conn.dialect), params)
+    restricted = visibility.current() is not None
+    params.update(visibility.params(conn.dialect))
+    statement = _page_statement(types, record_id is not None, conn.dialect, restricted)
+    rows = await conn.fetch(statement, params)
     found = [orjson.Fragment(row["body"]) for row in rows]
     return Page(events=found, next=rows[-1]["id"] if rows else after)

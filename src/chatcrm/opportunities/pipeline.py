@@ -17,7 +17,7 @@ from sqlalchemy import bindparam, or_, select
 from chatcrm.core.money import money_text
 from chatcrm.db.database import Connection
 from chatcrm.opportunities.kind import OPPORTUNITY
-from chatcrm.records import board
+from chatcrm.records import board, visibility
 from chatcrm.records.listing import Filtering
 
 WON, LOST = 1, 2
@@ -28,6 +28,11 @@ _CLOSED = select(_c.win_loss_status, _c.win_loss_date, _c.final_amount).where(
     or_(_c.win_loss_status == WON, _c.win_loss_status == LOST),
     _c.win_loss_date.is_not(None),
 )
+# An assigned-only agent's months (J.2): only the opportunities it sees.
+_CLOSED_SEEN = {
+    dialect: _CLOSED.where(visibility.condition(OPPORTUNITY, dialect))
+    for dialect in ("postgresql", "sqlite")
+}
 
 
 @dataclass
@@ -39,13 +44,20 @@ class _Outcome:
         return {"count": self.count, "totalAmount": Decimal(money_text(self.total))}
 
 
+def _filtering(dialect: str) -> Filtering:
+    """No filters, but an assigned-only agent's restriction (J.2)."""
+    if visibility.current() is None:
+        return Filtering((), {}, "")
+    return Filtering((visibility.ASSIGNED_ONLY,), visibility.params(dialect), "")
+
+
 async def pipeline(conn: Connection, workspace_id: str) -> dict[str, Any]:
     columns = await board.read_board(
         conn,
         OPPORTUNITY,
         workspace_id=workspace_id,
         filters=(),
-        filtering=Filtering((), {}, ""),
+        filtering=_filtering(conn.dialect),
         stage_id=None,
         after=None,
         size=0,
@@ -54,7 +66,10 @@ async def pipeline(conn: Connection, workspace_id: str) -> dict[str, Any]:
     months: dict[str, dict[int, _Outcome]] = defaultdict(
         lambda: {WON: _Outcome(), LOST: _Outcome()}
     )
-    for row in await conn.fetch(_CLOSED, {"_ws": workspace_id}):
+    restricted = visibility.current() is not None
+    closed = _CLOSED_SEEN[conn.dialect] if restricted else _CLOSED
+    params = {"_ws": workspace_id, **visibility.params(conn.dialect)}
+    for row in await conn.fetch(closed, params):
         outcome = months[row["win_loss_date"].strftime("%Y-%m")][row["win_loss_status"]]
         outcome.count += 1
         outcome.total += row["final_amount"]

@@ -26,7 +26,7 @@ from chatcrm.opportunities.fields import FIELDS
 from chatcrm.opportunities.kind import OPPORTUNITY, OPPORTUNITY_ACTIVITIES
 from chatcrm.opportunities.listing import FILTERS
 from chatcrm.opportunities.pipeline import pipeline
-from chatcrm.records import activities
+from chatcrm.records import activities, visibility
 from chatcrm.records.fields import FULL
 from chatcrm.records.schemas import shape_schema
 
@@ -164,6 +164,7 @@ ACTIVITY_LIST_PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY)
 async def list_opportunity_activities(call: Call, opportunityId: str) -> Response:
     call.reject_unknown_query(query_names(ACTIVITY_LIST_PARAMS))
     workspace_id = await call.workspace()
+    await visibility.check(call.conn, OPPORTUNITY, workspace_id, opportunityId)
     rows = await activities.list_all(
         call.conn, OPPORTUNITY_ACTIVITIES, workspace_id=workspace_id, record_id=opportunityId
     )

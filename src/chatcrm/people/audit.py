@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 from sqlalchemy import bindparam, insert, select
 
+from chatcrm.api.call import Call
 from chatcrm.core.ids import new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection
@@ -49,6 +50,20 @@ async def record(
             "ip": ip[:64],
             "user_agent": user_agent[:500],
         },
+    )
+
+
+async def note(call: Call, action: str, target: str | None) -> None:
+    """An entry for what an authenticated request did, in its transaction."""
+    request = call.request
+    await record(
+        call.conn,
+        account_id=call.account_id,
+        action=action,
+        actor=call.principal.actor(),
+        target=target,
+        ip=request.client.host if request.client else "",
+        user_agent=request.headers.get("user-agent", ""),
     )
 
 

@@ -21,6 +21,7 @@ from chatcrm.config import Settings
 from chatcrm.core.ids import new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection, Row
+from chatcrm.db.errors import UniqueViolation
 from chatcrm.db.schema import sessions, sign_in_failures, users
 from chatcrm.people import passwords, tokens, two_factor
 from chatcrm.people import users as people
@@ -56,6 +57,7 @@ _BY_TOKEN = (
         users.c.role,
         users.c.status,
         users.c.workspace_ids,
+        users.c.email_key,
     )
     .select_from(sessions.join(users, users.c.id == _s.user_id))
     .where(_s.token_hash == bindparam("_hash"))
@@ -78,6 +80,9 @@ _LIVE_OF_USER = (
     .order_by(_s.created_at.desc(), _s.id.desc())
 )
 _FAILURES = select(sign_in_failures).where(_f.subject == bindparam("_subject"))
+# Counting reads the row locked (PostgreSQL; SQLite's writer lock already serialises):
+# parallel wrong guesses must not count as fewer.
+_FAILURES_LOCKED = _FAILURES.with_for_update()
 _INSERT_FAILURE = insert(sign_in_failures)
 _SET_FAILURE = update(sign_in_failures).where(_f.subject == bindparam("_subject"))
 _CLEAR_FAILURES = delete(sign_in_failures).where(_f.subject == bindparam("_subject"))
@@ -127,6 +132,7 @@ async def authenticate(conn: Connection, token: str, settings: Settings) -> Curr
         name=row["name"],
         role=role,
         session_id=row["id"],
+        email=row["email_key"],
     )
     return Current(principal, csrf_token(token), min(_expiry(row, settings), row["expires_at"]))
 
@@ -210,19 +216,22 @@ async def _blocked(conn: Connection, subject: str, now: datetime) -> int:
 
 
 async def _count_failure(conn: Connection, subject: str, limit: int, now: datetime) -> None:
-    row = await conn.fetchrow(_FAILURES, {"_subject": subject})
+    row = await conn.fetchrow(_FAILURES_LOCKED, {"_subject": subject})
     if row is None:
-        await conn.execute(
-            _INSERT_FAILURE,
-            {
-                "subject": subject,
-                "failures": 1,
-                "window_start": now,
-                "lockouts": 0,
-                "blocked_until": None,
-            },
-        )
-        return
+        first = {
+            "subject": subject,
+            "failures": 1,
+            "window_start": now,
+            "lockouts": 0,
+            "blocked_until": None,
+        }
+        try:
+            async with conn.savepoint():
+                await conn.execute(_INSERT_FAILURE, first)
+            return
+        except UniqueViolation:  # a failure of the same subject, at the same moment
+            row = await conn.fetchrow(_FAILURES_LOCKED, {"_subject": subject})
+            assert row is not None
     failures, start, lockouts = row["failures"], row["window_start"], row["lockouts"]
     if now - start > WINDOW:
         failures, start = 0, now

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+import orjson
 from sqlalchemy import (
     JSON,
     ColumnElement,
@@ -34,7 +35,7 @@ from sqlalchemy import (
 
 from chatcrm.db.database import Connection
 from chatcrm.db.schema import events
-from chatcrm.events.outbox import IN_FEED
+from chatcrm.events.outbox import IN_FEED, SYSTEM_ACTOR
 from chatcrm.records.kind import RecordKind
 from chatcrm.records.statements import Expression, View, live_filter, view_of
 from chatcrm.records.types import AggregatedJson, JsonText
@@ -93,6 +94,8 @@ def _statement(
         changed,
         "data",
         data,
+        "actor",  # J.4: the connection's actor, as outbox.py writes it
+        cast(bindparam("_actor", type_=Text), JSON),
     )
     event = insert(events).from_select(
         ["workspace_id", "id", "seq", "txid", "type", "record_id", "created_at", "body"],
@@ -137,7 +140,8 @@ async def update_with_event(
         shape,
         flag,
     )
-    values = {"_ws": workspace_id, "_id": record_id, **columns, **params, **event}
+    actor = orjson.dumps(conn.actor or SYSTEM_ACTOR).decode()
+    values = {"_ws": workspace_id, "_id": record_id, **columns, **params, **event, "_actor": actor}
     if version is not None:
         values["_version"] = version
     row = await conn.fetchrow(stmt, values)

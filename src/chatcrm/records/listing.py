@@ -19,7 +19,7 @@ from chatcrm.core.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TokenCodec
 from chatcrm.db.database import Connection
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.textsearch import contains, contains_ci, like_pattern, pattern_for
-from chatcrm.records import statements
+from chatcrm.records import statements, visibility
 from chatcrm.records.kind import RecordKind
 from chatcrm.records.scalar_types import Timestamp
 from chatcrm.records.statements import View
@@ -192,6 +192,11 @@ def read_filters(
     size = page_size(query.get("pageSize"), errors)
     full = _full_shape(query.get("shape"), errors)
     require_valid(errors)
+    restricted = visibility.current()
+    if restricted is not None:  # an assigned-only agent (J.2): one more condition
+        variants.append(visibility.ASSIGNED_ONLY)
+        params.update(visibility.params(dialect))
+        values.append(restricted.agent_ids)
     digest = filters_digest(tuple(values))
     return Filtering(tuple(variants), params, digest, full=full), size
 
@@ -226,7 +231,12 @@ def conditions(
     return (
         c.workspace_id == bindparam("_ws"),
         c.deleted_at.is_(None),
-        *(by_variant[v].condition(kind, v, dialect) for v in variants),
+        *(
+            visibility.condition(kind, dialect)
+            if v == visibility.ASSIGNED_ONLY
+            else by_variant[v].condition(kind, v, dialect)
+            for v in variants
+        ),
     )
 
 

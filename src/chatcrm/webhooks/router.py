@@ -22,6 +22,7 @@ from chatcrm.api.parameters import (
 )
 from chatcrm.api.routing import Routes
 from chatcrm.core import messages as m
+from chatcrm.people import audit
 from chatcrm.records import bodies
 from chatcrm.records.fields import FULL
 from chatcrm.records.schemas import create_body_schema, shape_schema, update_body_schema
@@ -177,6 +178,7 @@ async def rotate_secret(call: Call, webhookId: str) -> Response:
     webhook = await service.rotate_secret(
         call.conn, workspace_id=workspace_id, webhook_id=webhookId
     )
+    await audit.note(call, "webhook.secret_rotated", webhookId)  # J.6; never the secret
     return ok(m.WEBHOOK_SECRET_ROTATED, {"id": webhookId, "webhook": webhook})
 
 

@@ -14,8 +14,17 @@ from chatcrm.core.errors import FieldError
 from chatcrm.db.schema import agents, segmentations, stages, tags
 from chatcrm.records.array_types import Rows
 from chatcrm.records.defaults import NOW, RECORD_ID, Creation, Default
-from chatcrm.records.fields import NULL, OPTIONAL, REQUIRED, Field, FieldTable
-from chatcrm.records.scalar_types import EMAIL, ID, NAME, POSITION, TEXT, TIMESTAMP, Word
+from chatcrm.records.fields import NULL, OPTIONAL, REQUIRED, UPDATE, Field, FieldTable
+from chatcrm.records.scalar_types import (
+    BOOLEAN,
+    EMAIL,
+    ID,
+    NAME,
+    POSITION,
+    TEXT,
+    TIMESTAMP,
+    Word,
+)
 from chatcrm.records.types import Schema, ValueType
 
 STAGE_KIND = Word(("contact", "opportunity"), 'must be "contact" or "opportunity"')
@@ -104,8 +113,8 @@ def _items(wire: str, items: FieldTable, table: Any, *order: str, **equal: str) 
 # fmt: off
 WORKSPACE = FieldTable("workspace", [
     Field("id", ID, "id", default=RECORD_ID),
-    Field("name", NAME, "name", REQUIRED),
-    Field("timezone", Timezone(), "timezone", OPTIONAL, default="UTC"),
+    Field("name", NAME, "name", REQUIRED, UPDATE),
+    Field("timezone", Timezone(), "timezone", OPTIONAL, UPDATE, default="UTC"),
     _items("contactStages", STAGE, stages, "position", "id", kind="contact"),
     _items("opportunityStages", STAGE, stages, "position", "id", kind="opportunity"),
     _items("segmentations", SEGMENTATION, segmentations, "created_at", "id"),
@@ -113,5 +122,9 @@ WORKSPACE = FieldTable("workspace", [
     _items("agents", AGENT, agents, "created_at", "id"),
     Field("createdAt", TIMESTAMP, "created_at", default=NOW),
     Field("updatedAt", TIMESTAMP, "updated_at", default=NOW),
+    # Contract J.2: agents see and change only what is assigned to them (or to nobody).
+    Field("agentsSeeOnlyAssigned", BOOLEAN, "agents_see_only_assigned", UPDATE, default=False,
+          description="true: users with the role agent see only the records assigned to "
+                      "their agents or to none (J.2)."),
 ])
 # fmt: on

@@ -32,6 +32,19 @@ async def insert_row(conn: Connection, table: Table, values: dict[str, Any]) -> 
     await conn.execute(_insert(table), values)
 
 
+async def update_workspace(conn: Connection, workspace_id: str, columns: dict[str, Any]) -> None:
+    await conn.execute(
+        update(workspaces).where(workspaces.c.id == _WS).values(**columns), {"_ws": workspace_id}
+    )
+
+
+_SEE_ONLY_ASSIGNED = select(workspaces.c.agents_see_only_assigned).where(workspaces.c.id == _WS)
+
+
+async def agents_see_only_assigned(conn: Connection, workspace_id: str) -> bool:
+    return bool(await conn.fetchval(_SEE_ONLY_ASSIGNED, {"_ws": workspace_id}))
+
+
 async def touch_workspace(conn: Connection, workspace_id: str, now: datetime) -> None:
     await conn.execute(_TOUCH, {"_ws": workspace_id, "_now": now})
 

@@ -15,7 +15,7 @@ from chatcrm.api.routing import Endpoint, Routes
 from chatcrm.core import messages as m
 from chatcrm.db.schema import agents, segmentations, stages, tags
 from chatcrm.records.fields import FULL, FieldTable
-from chatcrm.records.schemas import create_body_schema, shape_schema
+from chatcrm.records.schemas import create_body_schema, shape_schema, update_body_schema
 from chatcrm.workspaces import service
 from chatcrm.workspaces.fields import AGENT, SEGMENTATION, STAGE, TAG, WORKSPACE
 
@@ -36,6 +36,23 @@ VIEW = component("Workspace", shape_schema(WORKSPACE, FULL))
 async def get_workspace(call: Call, workspaceId: str) -> Response:
     workspace_id = await call.workspace(path=workspaceId)
     return ok(m.WORKSPACE_OBTAINED, await service.workspace_view(call.conn, workspace_id))
+
+
+@routes.operation(
+    "PUT",
+    "/api/workspace/{workspaceId}",
+    operation_id="updateWorkspace",
+    summary="Update a workspace's name, timezone or agentsSeeOnlyAssigned",
+    message=m.WORKSPACE_UPDATED,
+    answer=VIEW,
+    params=(WORKSPACE_HEADER,),
+    body=update_body_schema(WORKSPACE, implicit=True),
+    errors=(422,),
+)
+async def update_workspace(call: Call, workspaceId: str) -> Response:
+    workspace_id = await call.workspace(path=workspaceId)
+    body = await call.read_update_body(workspace_id)
+    return ok(m.WORKSPACE_UPDATED, await service.update_workspace(call.conn, workspace_id, body))
 
 
 @routes.operation(
@@ -67,10 +84,11 @@ async def list_workspaces(call: Call) -> Response:
     # Not needed (the key's account decides), but a workspace named must be one the key
     # may use, as everywhere: never silently ignored.
     await call.check_header_workspace()
-    return ok(
-        m.WORKSPACES_OBTAINED,
-        {"data": await service.account_workspaces(call.conn, call.account_id)},
-    )
+    found = await service.account_workspaces(call.conn, call.account_id)
+    limited = call.principal.workspace_ids  # agents, viewers, keys of some workspaces (J)
+    if limited is not None:
+        found = [w for w in found if w["id"] in limited]
+    return ok(m.WORKSPACES_OBTAINED, {"data": found})
 
 
 @routes.operation(

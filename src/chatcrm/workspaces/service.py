@@ -67,6 +67,28 @@ def workspace_values(body: dict[str, Any]) -> tuple[str, str]:
     return given.clean["name"], given.clean.get("timezone", "UTC")
 
 
+async def update_workspace(
+    conn: Connection, workspace_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """The A.1 body (or E.1's form) over name, timezone and agentsSeeOnlyAssigned (J.2)."""
+    names = bodies.update_names(
+        WORKSPACE,
+        body,
+        record_id=workspace_id,
+        id_source="the workspace id of the path",
+        implicit=True,
+    )
+    given = bodies.update_values(WORKSPACE, names, body)
+    require_valid(given.errors)
+    columns: dict[str, Any] = {}
+    for wire, value in given.clean.items():
+        columns.update(WORKSPACE[wire].store(value))
+    columns["updated_at"] = utcnow()
+    await conn.begin()
+    await repo.update_workspace(conn, workspace_id, columns)
+    return await workspace_view(conn, workspace_id)
+
+
 async def workspace_view(conn: Connection, workspace_id: str) -> dict[str, Any]:
     view = await repo.workspace_view(conn, workspace_id)
     if view is None:  # access was checked before, so this is a workspace deleted meanwhile

@@ -110,6 +110,7 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("agents", "agents", "rows:agent"),
         ("createdAt", "created_at", "timestamp"),
         ("updatedAt", "updated_at", "timestamp"),
+        ("agentsSeeOnlyAssigned", "agents_see_only_assigned", "other"),
     ),
     "stage": (
         ("id", "id", "other"),

@@ -1,5 +1,6 @@
-// The JSON API, as the console calls it: the key as a Bearer header (never a cookie), the
-// workspace in x-workspace-id, the envelope's `data` on success, its message on failure.
+// The JSON API, as the console calls it: an API key as a Bearer header, or a person's
+// session cookie with its CSRF token on changes; the workspace in x-workspace-id; the
+// envelope's `data` on success, its message on failure.
 const root = document.querySelector("script[data-root]").dataset.root;
 
 export class ApiError extends Error {
@@ -19,7 +20,9 @@ export async function call(session, method, path, { query, body, headers: extra,
   for (const [name, value] of Object.entries(query || {})) {
     if (value !== undefined && value !== null && value !== "") url.searchParams.set(name, value);
   }
-  const headers = { Authorization: `Bearer ${session.key}`, Accept: "application/json" };
+  const headers = { Accept: "application/json" };
+  if (session.key) headers.Authorization = `Bearer ${session.key}`;
+  else if (session.csrf && method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = session.csrf;
   if (session.workspace) headers["x-workspace-id"] = session.workspace;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   Object.assign(headers, extra || {});
@@ -28,7 +31,8 @@ export async function call(session, method, path, { query, body, headers: extra,
     headers,
     signal,
     body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: "omit",
+    // A key never travels with a cookie; a person's session is the cookie.
+    credentials: session.key ? "omit" : "same-origin",
   });
   const envelope = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
   if (!response.ok || !envelope.success) throw new ApiError(envelope, response.status);

@@ -7,6 +7,7 @@ import { newRecordDialog } from "./dialogs.js";
 import { h } from "./dom.js";
 import { follow } from "./live.js";
 import { openPanel } from "./panel.js";
+import { keys, profile, users } from "./people.js";
 import { pipeline } from "./pipeline.js";
 import * as sessions from "./session.js";
 
@@ -20,6 +21,9 @@ const VIEWS = {
     render: (ctx) => board(ctx, "opportunity"),
   },
   pipeline: { title: "Pipeline", kind: null, render: (ctx) => pipeline(ctx) },
+  users: { title: "Users", kind: null, render: (ctx) => users(ctx), shown: (s) => sessions.can(s, "manage") },
+  keys: { title: "Keys", kind: null, render: (ctx) => keys(ctx), shown: (s) => sessions.can(s, "manage") },
+  profile: { title: "Profile", kind: null, render: (ctx) => profile(ctx), shown: (s) => Boolean(s.user) },
 };
 let session = sessions.load();
 let stopFollowing = null;
@@ -32,33 +36,114 @@ function alertBox(message) {
   return h("p", { role: "alert", class: "error" }, message);
 }
 
-function signIn(message) {
+function field(id, label, attributes = {}) {
+  const control = h("input", { id, ...attributes });
+  return [h("label", { for: id }, label), control];
+}
+
+// Sign in (contract J.3, K.3): a person with Email and Password (and Code when two-factor
+// is on); the API key stays as a second way in, behind the "Sign in with an API key" link.
+function signIn(message, { withKey = false } = {}) {
   if (stopFollowing) stopFollowing();
   stopFollowing = null;
   nav.hidden = true;
-  const input = h("input", { id: "api-key", type: "password", autocomplete: "off", required: true });
+  const [emailLabel, email] = field("email", "Email", { type: "email", autocomplete: "username" });
+  const [passwordLabel, password] = field("password", "Password", {
+    type: "password",
+    autocomplete: "current-password",
+  });
+  const [codeLabel, code] = field("code", "Code", { inputmode: "numeric", autocomplete: "one-time-code" });
+  const codeRow = h("div", { class: "code", hidden: true }, codeLabel, code);
+  const [keyLabel, key] = field("api-key", "API key", { type: "password", autocomplete: "off" });
+  const other = h(
+    "a",
+    {
+      href: "#",
+      class: "other-way",
+      onclick: (event) => {
+        event.preventDefault();
+        signIn(null, { withKey: !withKey });
+      },
+    },
+    withKey ? "Sign in with e-mail and password" : "Sign in with an API key",
+  );
+  const fields = withKey ? [keyLabel, key] : [emailLabel, email, passwordLabel, password, codeRow];
   const form = h(
     "form",
     { class: "sign-in", "aria-label": "Sign in" },
-    h("label", { for: "api-key" }, "API key"),
-    input,
+    ...fields,
     h("button", { type: "submit" }, "Sign in"),
     message ? alertBox(message) : null,
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    session = { key: input.value.trim(), workspace: null };
+    form.querySelector("[role=alert]")?.remove();
     try {
+      if (withKey) {
+        session = { key: key.value.trim(), workspace: null, csrf: null, user: null };
+        const me = await call(session, "GET", "/api/me");
+        session.scopes = me.key ? me.key.scopes : null;
+      } else {
+        session = { key: null, workspace: null, csrf: null, user: null };
+        const body = { email: email.value.trim(), password: password.value };
+        if (code.value.trim()) body.code = code.value.trim();
+        const started = await call(session, "POST", "/api/session", { body });
+        session.csrf = started.csrfToken;
+        session.user = started.user;
+        sessions.markPerson(true);
+      }
       const found = await call(session, "GET", "/api/workspace");
       sessions.save(session);
       chooseWorkspace(found.data);
     } catch (error) {
-      session = { key: null, workspace: null };
-      signIn(error.message);
+      if (error instanceof ApiError && error.code === "TWO_FACTOR_REQUIRED") {
+        codeRow.hidden = false;
+        code.focus();
+      }
+      session = { key: null, workspace: null, csrf: null, user: null };
+      form.append(alertBox(error.message));
     }
   });
-  show(h("h2", {}, "Sign in"), form);
-  input.focus();
+  show(h("h2", {}, "Sign in"), form, h("p", {}, other));
+  (withKey ? key : email).focus();
+}
+
+// The link of an invitation or a reset (`#invite/<token>`, `#reset/<token>`): choose a
+// password, and be signed in.
+function setPassword(kind, token) {
+  nav.hidden = true;
+  const [passwordLabel, password] = field("new-password", "Password", {
+    type: "password",
+    autocomplete: "new-password",
+    minlength: 10,
+    required: true,
+  });
+  const form = h(
+    "form",
+    { class: "sign-in" },
+    h("p", {}, kind === "invite" ? "Welcome! Choose your password (10 characters or more)." : "Choose a new password (10 characters or more)."),
+    passwordLabel,
+    password,
+    h("button", { type: "submit" }, "Set password"),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    form.querySelector("[role=alert]")?.remove();
+    try {
+      const started = await call({}, "POST", "/api/invitation/accept", {
+        body: { token, password: password.value },
+      });
+      session = { key: null, workspace: null, csrf: started.csrfToken, user: started.user };
+      sessions.markPerson(true);
+      history.replaceState(null, "", window.location.pathname);
+      const found = await call(session, "GET", "/api/workspace");
+      chooseWorkspace(found.data);
+    } catch (error) {
+      form.append(alertBox(error.message));
+    }
+  });
+  show(h("h2", {}, "Set password"), form);
+  password.focus();
 }
 
 function chooseWorkspace(workspaces) {
@@ -138,7 +223,7 @@ async function render(ctx, { route = false } = {}) {
     if (turn !== rendering) return; // a later render won
     ctx.view = name;
     const heading = h("div", { class: "toolbar" }, h("h2", {}, view.title));
-    if (view.kind) {
+    if (view.kind && sessions.can(session, "write")) {
       const label = view.kind === "contact" ? "New contact" : "New opportunity";
       heading.append(h("button", { type: "button", onclick: () => ctx.newRecord(view.kind) }, label));
     }
@@ -162,6 +247,13 @@ async function openWorkspace() {
     return show(alertBox(error.message));
   }
   document.getElementById("workspace-name").textContent = workspace.name;
+  // Controls the caller's role or key does not allow are not offered (the API refuses
+  // them anyway): a read-only caller's page shows no Save, Won, Lost or Add activity.
+  document.body.toggleAttribute("data-read-only", !sessions.can(session, "write"));
+  for (const link of nav.querySelectorAll("a[data-view]")) {
+    const shown = VIEWS[link.dataset.view].shown;
+    link.hidden = shown ? !shown(session) : false;
+  }
   const ctx = context(workspace);
   window.onhashchange = () => render(ctx, { route: true });
   if (stopFollowing) stopFollowing();
@@ -169,13 +261,52 @@ async function openWorkspace() {
   await render(ctx, { route: true });
 }
 
-document.getElementById("sign-out").addEventListener("click", () => {
+document.getElementById("sign-out").addEventListener("click", async () => {
+  const leaving = session;
   sessions.forget();
-  session = { key: null, workspace: null };
+  session = { key: null, workspace: null, csrf: null, user: null };
   window.onhashchange = null;
+  if (!leaving.key && leaving.csrf) {
+    try {
+      await call(leaving, "DELETE", "/api/session");
+    } catch {
+      // already ended: signed out all the same
+    }
+  }
   signIn();
 });
 
-if (!session.key) signIn();
-else if (!session.workspace) call(session, "GET", "/api/workspace").then((f) => chooseWorkspace(f.data), () => signIn());
-else openWorkspace();
+// A person's session (the cookie) survives a reload: its CSRF token is asked for again.
+async function resume() {
+  if (!sessions.maybePerson()) return false;
+  try {
+    const current = await call({}, "GET", "/api/session");
+    session.csrf = current.csrfToken;
+    session.user = current.user;
+    return true;
+  } catch {
+    sessions.markPerson(false);
+    return false;
+  }
+}
+
+async function start() {
+  const link = window.location.hash.match(/^#(invite|reset)\/(.+)$/);
+  if (link) return setPassword(link[1], decodeURIComponent(link[2]));
+  if (session.key) {
+    try {
+      const me = await call(session, "GET", "/api/me");
+      session.scopes = me.key ? me.key.scopes : null;
+    } catch {
+      return signIn();
+    }
+  } else if (!(await resume())) {
+    return signIn();
+  }
+  if (!session.workspace) {
+    return call(session, "GET", "/api/workspace").then((f) => chooseWorkspace(f.data), () => signIn());
+  }
+  openWorkspace();
+}
+
+start();

@@ -19,6 +19,8 @@ const KINDS = {
 
 // What the search box holds, per kind: it outlives the board's re-renders.
 const searches = { contact: "", opportunity: "" };
+// "Mine" (contract K.3): only what is assigned to the signed-in person's agent here.
+const mine = { contact: false, opportunity: false };
 // The board on screen, so that its successor can unsubscribe it from the events feed.
 let active = null;
 class Board {
@@ -37,6 +39,22 @@ class Board {
     this.region = h("div", { class: "board", role: "region", "aria-label": KINDS[kind].title });
     this.search = h("input", { id: `search-${kind}`, type: "search", autocomplete: "off" });
     this.search.value = searches[kind];
+    this.myAgent = myAgent(ctx);
+    this.mine = h("input", { id: `mine-${kind}`, type: "checkbox" });
+    this.mine.checked = mine[kind] && Boolean(this.myAgent);
+    this.mine.addEventListener("change", () => {
+      mine[kind] = this.mine.checked;
+      this.reload();
+    });
+    const mineControl = ctx.session.user
+      ? h(
+          "span",
+          { class: "mine", title: this.myAgent ? null : "No agent of this workspace has your e-mail" },
+          this.mine,
+          h("label", { for: this.mine.id }, "Mine"),
+        )
+      : null;
+    if (!this.myAgent) this.mine.disabled = true;
     this.element = h(
       "div",
       { class: "board-view" },
@@ -45,6 +63,7 @@ class Board {
         { class: "board-search", role: "search", onsubmit: (event) => this.submitSearch(event) },
         h("label", { for: this.search.id }, "Search"),
         this.search,
+        mineControl,
       ),
       this.alert,
       this.region,
@@ -54,7 +73,8 @@ class Board {
   }
 
   query(extra = {}) {
-    return { q: searches[this.kind], pageSize: PAGE, ...extra };
+    const assigned = mine[this.kind] && this.myAgent ? { assignedAgentId: this.myAgent } : {};
+    return { q: searches[this.kind], pageSize: PAGE, ...assigned, ...extra };
   }
 
   fetchBoard(extra) {
@@ -338,4 +358,13 @@ export async function board(ctx, kind) {
   active = view;
   ctx.listeners.add(view.listener);
   return view.element;
+}
+
+// The agent that stands for the signed-in person in this workspace (linked by e-mail).
+function myAgent(ctx) {
+  const user = ctx.session.user;
+  if (!user) return null;
+  const ids = new Set(user.agentIds || []);
+  const agent = (ctx.workspace.agents || []).find((a) => ids.has(a.id));
+  return agent ? agent.id : null;
 }

@@ -98,7 +98,7 @@ export async function contactPanel(ctx, id, frame) {
     labelled("Agent", agent),
     labelled("Stage", stage),
     h("label", { class: "check" }, solved, "Solved"),
-    h("div", { class: "buttons" }, h("button", { type: "submit" }, "Save")),
+    h("div", { class: "buttons writes" }, h("button", { type: "submit" }, "Save")),
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -125,7 +125,7 @@ export async function contactPanel(ctx, id, frame) {
     "form",
     { class: "add-activity", novalidate: true },
     labelled("Activity", content),
-    h("div", { class: "buttons" }, h("button", { type: "submit" }, "Add activity")),
+    h("div", { class: "buttons writes" }, h("button", { type: "submit" }, "Add activity")),
   );
   const activityAct = actions(frame, () => ({ content }), reload);
   addActivity.addEventListener("submit", (event) => {

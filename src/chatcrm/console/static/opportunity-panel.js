@@ -57,9 +57,9 @@ export async function opportunityPanel(ctx, id, frame) {
   });
 
   const badge = h("span", { class: "badge" });
-  const won = h("button", { type: "button" }, "Won");
-  const lost = h("button", { type: "button" }, "Lost");
-  const reopen = h("button", { type: "button" }, "Reopen");
+  const won = h("button", { type: "button", class: "writes" }, "Won");
+  const lost = h("button", { type: "button", class: "writes" }, "Lost");
+  const reopen = h("button", { type: "button", class: "writes" }, "Reopen");
   const contact = h("div", {});
   const details = h("div", {});
   const history = loadingList("ol", "history", "No events.");
@@ -107,7 +107,7 @@ export async function opportunityPanel(ctx, id, frame) {
     labelled("Agent", agent),
     labelled("Stage", stage),
     labelled("Expiration date", expiration),
-    h("div", { class: "buttons" }, h("button", { type: "submit" }, "Save")),
+    h("div", { class: "buttons writes" }, h("button", { type: "submit" }, "Save")),
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -135,7 +135,7 @@ export async function opportunityPanel(ctx, id, frame) {
     { class: "add-activity", novalidate: true },
     labelled("Category", category),
     labelled("Activity", content),
-    h("div", { class: "buttons" }, h("button", { type: "submit" }, "Add activity")),
+    h("div", { class: "buttons writes" }, h("button", { type: "submit" }, "Add activity")),
   );
   const activityAct = actions(frame, () => ({ content, categoryType: category, date: content }), reload);
   addActivity.addEventListener("submit", (event) => {

@@ -1,9 +1,25 @@
-// The signed-in key and the chosen workspace, kept in this tab's sessionStorage only.
+// Who is signed in, kept in this tab's sessionStorage only: an API key (the second way
+// in), or nothing but the chosen workspace when a person signed in with e-mail and
+// password — that session lives in an HttpOnly cookie the page cannot read, and its CSRF
+// token is asked for again (GET /api/session) when the page loads.
 const KEY = "chatcrm.key";
 const WORKSPACE = "chatcrm.workspace";
 
 export function load() {
-  return { key: sessionStorage.getItem(KEY), workspace: sessionStorage.getItem(WORKSPACE) };
+  return { key: sessionStorage.getItem(KEY), workspace: sessionStorage.getItem(WORKSPACE), csrf: null, user: null };
+}
+
+// Whether a person signed in here: a marker, not a secret (the session is the cookie), so
+// that a fresh page asks the server only when there may be a session to resume.
+const PERSON = "chatcrm.person";
+
+export function markPerson(signedIn) {
+  if (signedIn) localStorage.setItem(PERSON, "1");
+  else localStorage.removeItem(PERSON);
+}
+
+export function maybePerson() {
+  return localStorage.getItem(PERSON) === "1";
 }
 
 export function save(session) {
@@ -14,6 +30,22 @@ export function save(session) {
 }
 
 export function forget() {
+  localStorage.removeItem(PERSON);
   sessionStorage.removeItem(KEY);
   sessionStorage.removeItem(WORKSPACE);
+}
+
+// What the caller may do (contract J.2): a person's role, or a key's scopes.
+const ROLE_SCOPES = {
+  viewer: ["read"],
+  agent: ["read", "write"],
+  admin: ["read", "write", "delete", "manage"],
+  owner: ["read", "write", "delete", "manage"],
+};
+
+export function can(session, what) {
+  if (session.user) return ROLE_SCOPES[session.user.role].includes(what);
+  if (!session.scopes || session.scopes.includes("*")) return true;
+  const needed = { read: ":read", write: ":write", delete: ":delete", manage: ":manage" }[what];
+  return session.scopes.some((s) => s.endsWith(needed));
 }

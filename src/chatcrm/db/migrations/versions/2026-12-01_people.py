@@ -6,6 +6,8 @@ Revises: 0008
 Create Date: 2026-12-01 09:00:00
 
 Existing keys keep every permission: their `scopes` and `workspace_ids` stay NULL.
+Existing events gain the last key `actor` (J.4) as the service itself: who acted before
+people existed is not known.
 """
 
 from collections.abc import Sequence
@@ -25,7 +27,19 @@ def _at(name: str, nullable: bool = False) -> sa.Column[object]:
     return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 
+# The stored event object ends with "}": the actor goes in before it, once.
+_SYSTEM_ACTOR = ',"actor":{"type":"system","id":null,"name":"chatcrm"}}'
+
+
 def upgrade() -> None:
+    events = sa.table("events", sa.column("body", sa.Text()))
+    op.execute(
+        events.update().values(
+            body=sa.func.substr(events.c.body, 1, sa.func.length(events.c.body) - 1).op("||")(
+                sa.literal(_SYSTEM_ACTOR)
+            )
+        )
+    )
     op.create_table(
         "users",
         sa.Column("id", _ID, nullable=False),
@@ -96,18 +110,30 @@ def upgrade() -> None:
         sa.Column("user_agent", sa.String(length=500), nullable=False),
         sa.PrimaryKeyConstraint("account_id", "id", name=op.f("pk_audit_log")),
     )
-    with op.batch_alter_table("api_keys") as batch:
-        batch.add_column(
-            sa.Column("name", sa.String(length=200), nullable=False, server_default="")
-        )
-        batch.add_column(sa.Column("scopes", sa.Text(), nullable=True))
-        batch.add_column(sa.Column("workspace_ids", sa.Text(), nullable=True))
-        batch.add_column(_at("expires_at", nullable=True))
-        batch.add_column(_at("last_used_at", nullable=True))
-        batch.add_column(sa.Column("created_by", _ID, nullable=True))
+    # Plain ADD COLUMN (SQLite has it for columns with a constant default): a batch
+    # operation would copy and drop `workspaces`, which the rows of other tables name.
+    op.add_column(
+        "workspaces",
+        sa.Column(
+            "agents_see_only_assigned",
+            sa.Boolean(),
+            nullable=False,
+            server_default=sa.text("false"),
+        ),
+    )
+    op.add_column(
+        "api_keys", sa.Column("name", sa.String(length=200), nullable=False, server_default="")
+    )
+    op.add_column("api_keys", sa.Column("scopes", sa.Text(), nullable=True))
+    op.add_column("api_keys", sa.Column("workspace_ids", sa.Text(), nullable=True))
+    op.add_column("api_keys", _at("expires_at", nullable=True))
+    op.add_column("api_keys", _at("last_used_at", nullable=True))
+    op.add_column("api_keys", sa.Column("created_by", _ID, nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("workspaces") as batch:
+        batch.drop_column("agents_see_only_assigned")
     with op.batch_alter_table("api_keys") as batch:
         for column in ("created_by", "last_used_at", "expires_at", "workspace_ids", "scopes"):
             batch.drop_column(column)
