@@ -172,7 +172,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         area = (
             item.path.relative_to(tests_dir).parts[0] if item.path.is_relative_to(tests_dir) else ""
         )
-        (left_out if on_citus and area not in CITUS_TIER else kept).append(item)
+        off_tier = area not in CITUS_TIER or item.get_closest_marker("not_on_citus") is not None
+        (left_out if on_citus and off_tier else kept).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept

@@ -21,9 +21,13 @@ import httpx
 import pytest
 
 from chatcrm.provisioning import NewAccount
+from tests.conftest import migrated_database, new_account
 from tests.servers import serve
 
-pytestmark = pytest.mark.slow
+# The document is the same on every engine, and every API test behind it runs on the
+# Citus tier: the fuzzing (minutes of Citus-planned statements) runs on SQLite and
+# PostgreSQL only.
+pytestmark = [pytest.mark.slow, pytest.mark.not_on_citus]
 
 CHECKS = (
     "not_a_server_error",
@@ -67,8 +71,15 @@ parameters = {{ "query.id" = "{opportunity}" }}
 
 
 def test_the_service_conforms_to_its_openapi_document(
-    database_url: str, account: NewAccount, tmp_path: Path
+    backend: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
+    # A database of its own: the fuzzed sign-ins throttle their client address (J.3), which
+    # must not hold back the other tests' sign-ins from this machine.
+    with migrated_database(backend, tmp_path_factory) as url:
+        _conforms(url, new_account(url), tmp_path)
+
+
+def _conforms(database_url: str, account: NewAccount, tmp_path: Path) -> None:
     # Rate limits off: the run sends thousands of requests with one key.
     with serve(
         database_url, env={"CHATCRM_RATE_LIMIT": "0", "CHATCRM_ACCESS_LOG": "false"}

@@ -3,6 +3,8 @@ and a "browser" per signed-in person that sends its own session cookie."""
 
 from __future__ import annotations
 
+import itertools
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +21,21 @@ from tests.client import Api, ok_data, unique_email
 PASSWORD = "correct horse battery"
 
 
+class Addressed:
+    """The app, with the client address its requests come from chosen by the test: sign-in
+    throttling counts failures per address (J.3), so each test gets one of its own and
+    no test's failures hold back another's sign-ins."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.address = "testclient"
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            scope = {**scope, "client": (self.address, 50000)}
+        await self.app(scope, receive, send)
+
+
 @pytest.fixture(scope="module")
 def people_http(database_url: str) -> Iterator[TestClient]:
     settings = Settings(
@@ -29,16 +46,23 @@ def people_http(database_url: str) -> Iterator[TestClient]:
         public_url="http://console.test",
     )
     with TestClient(
-        create_app(settings), raise_server_exceptions=False, base_url="http://console.test"
+        Addressed(create_app(settings)),
+        raise_server_exceptions=False,
+        base_url="http://console.test",
     ) as client:
         yield client
 
 
 @pytest.fixture
 def owner_api(people_http: TestClient, account: NewAccount) -> Api:
-    """The account's key (every permission), on the people app."""
+    """The account's key (every permission), on the people app, from an address of this
+    test's own."""
     people_http.cookies.clear()
+    people_http.app.address = f"10.9.{next(_addresses) % 250}.{next(_addresses) % 250}"
     return Api(people_http, account)
+
+
+_addresses = itertools.count(int(uuid.uuid4().int % 60000))
 
 
 @dataclass

@@ -151,3 +151,43 @@ def test_turned_off_the_agent_sees_everything_again(owner_api: Api, world: dict[
     _set(owner_api, False)
     listed = ok_data(_get(world["agent"], owner_api, "/api/contact"))["data"]
     assert len(listed) == 3
+
+
+def test_a_duplicate_it_cannot_see_is_refused_without_naming_it(
+    owner_api: Api, world: dict[str, Any]
+) -> None:
+    agent, c, o = world["agent"], world["contacts"], world["opportunities"]
+    ws = {"x-workspace-id": owner_api.ws}
+    hidden = c["other"]
+    made = agent.request(
+        "POST", "/api/contact", json={"name": "Twin", "email": hidden["email"]}, headers=ws
+    )
+    body = made.json()
+    assert (made.status_code, body["errorCode"]) == (409, "DUPLICATE_CONTACT")
+    assert hidden["id"] not in made.text and "existingId" not in (body["data"] or {})
+    seen = agent.request(
+        "POST", "/api/contact", json={"name": "Twin", "email": c["mine"]["email"]}, headers=ws
+    )
+    assert seen.json()["data"]["existingId"] == c["mine"]["id"]
+    upsert = agent.request(
+        "POST",
+        "/api/contact/upsert-batch",
+        json={
+            "workspaceId": owner_api.ws,
+            "matchBy": "email",
+            "contacts": [
+                {"email": hidden["email"], "name": "Overwritten"},
+                {"email": c["mine"]["email"], "name": "Mine again"},
+            ],
+        },
+        headers=ws,
+    )
+    assert upsert.status_code == 200, upsert.text
+    assert hidden["id"] not in upsert.text
+    items = ok_data(upsert)["results"]
+    assert items[0]["status"] == "failed" and items[1]["status"] == "updated"
+    still = ok_data(owner_api.get_contact(hidden["id"]))["data"][0]
+    assert still["name"] == "Other"
+    board = ok_data(_get(agent, owner_api, "/api/opportunity/board"))
+    cards = {card["record"]["id"]: card for column in board["columns"] for card in column["cards"]}
+    assert cards[o["mine"]["id"]]["contactName"] is None

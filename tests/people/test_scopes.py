@@ -248,7 +248,7 @@ def test_a_key_s_last_use_is_written(owner_api: Api, people_http: Any, database_
     made = ok_data(owner_api.post("/api/key", json={"name": "u", "scopes": ["*"]}, workspace=None))
     assert made["key"]["lastUsedAt"] is None
     assert owner_api.get("/api/contact", auth=made["apiKey"]).status_code == 200
-    cache = people_http.app.state.auth_cache
+    cache = people_http.app.app.state.auth_cache
     assert made["id"] in cache.recently_used
 
     async def write() -> None:

@@ -13,10 +13,11 @@ from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
 from chatcrm.api.parameters import WORKSPACE_HEADER, WORKSPACE_QUERY, filter_params, query_names
 from chatcrm.api.routing import Param, Routes
+from chatcrm.contacts.kind import CONTACT
 from chatcrm.core import messages as m
 from chatcrm.core.errors import BadRequest
 from chatcrm.db.database import Connection
-from chatcrm.records import board, listing
+from chatcrm.records import board, listing, visibility
 from chatcrm.records.conditional import etag
 from chatcrm.records.kind import RecordKind
 from chatcrm.records.listing import Filter
@@ -124,6 +125,10 @@ def add_board_operation(
         if contact_names is not None:
             linked = {v.record["contactId"] for c in columns for v in c.cards}
             linked.discard("")
+            if visibility.current() is not None:  # no name of a contact it may not see (J.2)
+                linked = {
+                    i for i in linked if await visibility.sees(call.conn, CONTACT, workspace_id, i)
+                }
             names = await contact_names(call.conn, workspace_id, sorted(linked))
         return ok(m.LIST_OBTAINED, {"workspaceId": workspace_id, "columns": [
             _board_column(column, total is not None, names) for column in columns

@@ -16,8 +16,16 @@ class ContactNotFound(ServiceError):
 class DuplicateContact(Conflict):
     error_code = m.DUPLICATE_CONTACT
 
-    def __init__(self, field: str, existing_id: str) -> None:
+    def __init__(self, field: str, existing_id: str | None) -> None:
+        """`existing_id` None: the caller may not see that contact (an assigned-only agent,
+        J.2), so it is not named."""
         what = "email" if field == "email" else "phone number"
+        if existing_id is None:
+            super().__init__(
+                f"Another contact of this workspace already has this {what}.",
+                errors=[FieldError(field, "is already used by another contact")],
+            )
+            return
         super().__init__(
             f"Another contact of this workspace already has this {what} (id {existing_id}).",
             errors=[FieldError(field, f"is already used by contact {existing_id}")],

@@ -13,6 +13,7 @@ from chatcrm.contacts.fields import FIELDS, PLATFORM_API, PLATFORM_WHATSAPP
 from chatcrm.contacts.table import contacts
 from chatcrm.core.errors import BadRequest, FieldError
 from chatcrm.db.database import Connection
+from chatcrm.records import visibility
 from chatcrm.records.bodies import Given
 from chatcrm.records.kind import RecordKind, Write
 
@@ -59,14 +60,22 @@ async def _check_unique(conn: Connection, write: Write) -> None:
     if phone:
         owner = await repo.find_live_by_phone(conn, workspace_id, phone, exclude=exclude)
         if owner is not None:
-            raise DuplicateContact(write.given.key("internalWhatsappNumber"), owner)
+            raise DuplicateContact(
+                write.given.key("internalWhatsappNumber"),
+                await _named(conn, workspace_id, owner),
+            )
     email = clean.get("email")
     if email:
         owner = await repo.find_live_by_email_key(
             conn, workspace_id, email.lower(), exclude=exclude
         )
         if owner is not None:
-            raise DuplicateContact("email", owner)
+            raise DuplicateContact("email", await _named(conn, workspace_id, owner))
+
+
+async def _named(conn: Connection, workspace_id: str, owner: str) -> str | None:
+    """The duplicate's id, unless the caller may not see that contact (J.2)."""
+    return owner if await visibility.sees(conn, CONTACT, workspace_id, owner) else None
 
 
 async def _check_restorable(conn: Connection, workspace_id: str, stored: Mapping[str, Any]) -> None:

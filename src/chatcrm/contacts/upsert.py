@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import insert, text
 
+from chatcrm.contacts.errors import DuplicateContact
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.contacts.upsert_state import Batch, Contact, Op, load_batch
 from chatcrm.core.errors import BadRequest, FieldError, ServiceError, require_valid
@@ -149,6 +150,11 @@ async def _upsert(
             results[item.index] = Result(item.index, errors=item.errors)
             continue
         matched = batch.match(item.given, match_by)
+        if matched is not None and matched.id in batch.hidden:
+            # An assigned-only agent's item matching a contact it may not see (J.2): as a
+            # create would be, refused as a duplicate that names no contact.
+            results[item.index] = Result(item.index, errors=_hidden_match(item.given))
+            continue
         if matched is not None and any(op.contact is matched for op, _ in round_):
             # Its second change in this batch: the first is written (and its event) first.
             if not await _flush(conn, batch, [op for op, _ in round_]):
@@ -166,6 +172,16 @@ async def _upsert(
             if result.status == "created":
                 result.id = None  # nothing was written
     return sorted(results.values(), key=lambda r: r.index)
+
+
+def _hidden_match(given: Any) -> list[FieldError]:
+    field = (
+        "email"
+        if not given.clean.get("internalWhatsappNumber")
+        else given.key("internalWhatsappNumber")
+    )
+    error = DuplicateContact(field, None)
+    return list(error.errors or [])
 
 
 async def _redo(

@@ -28,7 +28,7 @@ from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import agents, contact_tags, segmentations, stages, tags
-from chatcrm.records import statements
+from chatcrm.records import statements, visibility
 from chatcrm.records.bodies import Given
 from chatcrm.records.defaults import Creation
 from chatcrm.records.references import not_in_workspace
@@ -127,6 +127,9 @@ class Batch:
         self.known: dict[str, set[str]] = {}  # reference target → ids of the workspace
         self.first_stage: str | None = None
         self.ends: dict[str, int] = {}  # stage id → the next card position of its column
+        # Matches an assigned-only agent may not see (J.2): never updated by its upsert,
+        # and never named by its refusals.
+        self.hidden: set[str] = set()
 
     # --- matching ------------------------------------------------------------------------
 
@@ -154,7 +157,8 @@ class Batch:
             value = columns.get(column)
             owner = index.get(value) if value else None
             if owner is not None and owner.id != contact_id:
-                raise DuplicateContact(given.key(wire) if wire == PHONE else wire, owner.id)
+                named = None if owner.id in self.hidden else owner.id
+                raise DuplicateContact(given.key(wire) if wire == PHONE else wire, named)
 
     def _check_references(self, given: Given) -> None:
         errors: list[FieldError] = []
@@ -286,6 +290,12 @@ async def load_batch(conn: Connection, workspace_id: str, givens: list[Given]) -
             tagged[row["contact_id"]][row["tag_id"]] = None
     for contact_id, row in rows.items():
         batch._register(Contact(contact_id, row, tagged[contact_id]), {})
+    if visibility.current() is not None:
+        batch.hidden = {
+            contact_id
+            for contact_id in rows
+            if not await visibility.sees(conn, CONTACT, workspace_id, contact_id)
+        }
     wanted: dict[str, set[str]] = {
         "stage": set(),
         "agent": set(),

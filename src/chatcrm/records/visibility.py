@@ -105,6 +105,18 @@ def _visible_statement(kind: RecordKind, dialect: str) -> Select[Any]:
     )
 
 
+async def sees(conn: Connection, kind: RecordKind, workspace_id: str, record_id: str) -> bool:
+    """Whether the request may see the record (always, unless restricted)."""
+    r = _current.get()
+    if r is None or r.workspace_id != workspace_id:
+        return True
+    found = await conn.fetchrow(
+        _visible_statement(kind, conn.dialect),
+        {"_ws": workspace_id, "_id": record_id, **params(conn.dialect)},
+    )
+    return found is not None
+
+
 async def check(conn: Connection, kind: RecordKind, workspace_id: str, record_id: str) -> None:
     """404 (the kind's own) for a record the request's agent may not see, live or not."""
     r = _current.get()
