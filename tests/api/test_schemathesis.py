@@ -40,7 +40,7 @@ CHECKS = (
     "unsupported_method",
 )
 SEED = 20251125
-MAX_EXAMPLES = 60
+MAX_EXAMPLES = 40
 
 
 def _schemathesis() -> str:
