@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
+from typing import Any
 
 import pytest
 
@@ -60,6 +61,10 @@ def test_a_dispatcher_killed_mid_attempt_leaves_the_delivery_to_another_after_it
         while _delivery(dispatch_url, endpoint, event_id)["status"] != "succeeded":
             assert time.monotonic() < deadline
             time.sleep(0.1)
+        # The outcome is stored before the attempt's log line is written: wait for it too.
+        while not _attempt_lines(second.log_lines(), event_id):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
         lines = second.log_lines()
     # Not before the lease ran out: a live dispatcher would still have been waiting.
     assert retried.at - crashed.at >= 9 - 0.5, retried.at - crashed.at
@@ -69,11 +74,7 @@ def test_a_dispatcher_killed_mid_attempt_leaves_the_delivery_to_another_after_it
     assert (row["status"], row["attempts"]) == ("succeeded", 2)
     # One JSON log line per attempt, as the service logs.
     # (Other tests' deliveries in the shared database may be sent too: only this one's.)
-    [attempt] = [
-        line
-        for line in lines
-        if line.get("msg") == "webhook attempt" and line.get("event_id") == event_id
-    ]
+    [attempt] = _attempt_lines(lines, event_id)
     assert attempt["event_id"] == event_id
     assert attempt["result"] == "succeeded"
     assert attempt["attempt"] == 2
@@ -135,3 +136,11 @@ def test_a_malformed_retry_schedule_stops_the_start_with_one_line(
         "chatcrm: error: CHATCRM_WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, "
         "like 5,300,1800; '5m' is not a number"
     )
+
+
+def _attempt_lines(lines: list[dict[str, Any]], event_id: str) -> list[dict[str, Any]]:
+    return [
+        line
+        for line in lines
+        if line.get("msg") == "webhook attempt" and line.get("event_id") == event_id
+    ]
