@@ -34,8 +34,10 @@ from chatcrm.events.signals import Broadcast
 from chatcrm.opportunities.router import routes as opportunity_routes
 from chatcrm.ops import metrics
 from chatcrm.ops.router import routes as ops_routes
-from chatcrm.people.router import routes as people_routes
+from chatcrm.people.key_routes import routes as key_routes
+from chatcrm.people.session_routes import routes as session_routes
 from chatcrm.people.upkeep import upkeep_forever
+from chatcrm.people.user_routes import routes as user_routes
 from chatcrm.webhooks.router import routes as webhook_routes
 from chatcrm.webhooks.running import RunningDispatcher
 from chatcrm.workspaces.router import routes as workspace_routes
@@ -47,7 +49,9 @@ ROUTES = (
     workspace_routes,
     event_routes,
     webhook_routes,
-    people_routes,
+    user_routes,
+    session_routes,
+    key_routes,
     ops_routes,
 )
 
