@@ -14,6 +14,7 @@ from chatcrm.db.engine import standalone_engine
 from chatcrm.db.migrate import head_revision
 from chatcrm.db.schema import metadata
 from chatcrm.opportunities.table import opportunities
+from chatcrm.people.tables import users
 
 
 def _differences(database_url: str) -> tuple[list[Any], str | None]:
@@ -37,7 +38,7 @@ def _differences(database_url: str) -> tuple[list[Any], str | None]:
 
 def test_migrated_database_matches_the_schema_module(database_url: str) -> None:
     # The record tables are built from their field tables, in their packages.
-    assert {contacts.name, opportunities.name} <= set(metadata.tables)
+    assert {contacts.name, opportunities.name, users.name} <= set(metadata.tables)
     differences, revision = _differences(database_url)
     assert revision == head_revision()
     assert differences == []

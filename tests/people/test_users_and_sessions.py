@@ -527,7 +527,7 @@ def test_each_lockout_doubles_the_wait(owner_api: Api, database_url: str) -> Non
 
     from chatcrm.core.timestamps import utcnow
     from chatcrm.db.database import Database
-    from chatcrm.db.schema import sign_in_failures
+    from chatcrm.people.tables import sign_in_failures
     from tests.conftest import run_sync
 
     agent = person(owner_api, "agent")

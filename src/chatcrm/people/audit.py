@@ -12,7 +12,7 @@ from chatcrm.api.call import Call
 from chatcrm.core.ids import new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection
-from chatcrm.db.schema import audit_log
+from chatcrm.people.tables import audit_log
 
 _a = audit_log.c
 _INSERT = insert(audit_log)

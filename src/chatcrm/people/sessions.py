@@ -22,7 +22,6 @@ from chatcrm.core.ids import new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.errors import UniqueViolation
-from chatcrm.db.schema import sessions, sign_in_failures, users
 from chatcrm.people import passwords, tokens, two_factor
 from chatcrm.people import users as people
 from chatcrm.people.errors import (
@@ -31,6 +30,7 @@ from chatcrm.people.errors import (
     TooManyAttempts,
     TwoFactorRequired,
 )
+from chatcrm.people.tables import sessions, sign_in_failures, users
 
 COOKIE = "chatcrm_session"
 CSRF_HEADER = "x-csrf-token"

@@ -14,8 +14,9 @@ from chatcrm.auth.service import AuthCache
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Database
 from chatcrm.db.idlist import id_list, in_id_list
-from chatcrm.db.schema import api_keys, audit_log
+from chatcrm.db.schema import api_keys
 from chatcrm.people.audit import KEPT_DAYS
+from chatcrm.people.tables import audit_log
 
 log = logging.getLogger("chatcrm.people")
 EVERY_SECONDS = 30.0

@@ -18,7 +18,7 @@ from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.idlist import id_list, in_id_list
-from chatcrm.db.schema import agents, user_tokens, users, workspaces
+from chatcrm.db.schema import agents, workspaces
 from chatcrm.people import passwords, tokens
 from chatcrm.people.errors import (
     DuplicateUser,
@@ -28,6 +28,7 @@ from chatcrm.people.errors import (
     UserNotFound,
 )
 from chatcrm.people.fields import USER
+from chatcrm.people.tables import user_tokens, users
 from chatcrm.records import bodies
 
 INVITED, ACTIVE, DISABLED = "invited", "active", "disabled"
