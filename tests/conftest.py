@@ -49,6 +49,7 @@ DATABASES = (*BACKENDS, "citus")
 CITUS_TIER = (
     "api",
     "contacts",
+    "conversations",
     "db",
     "events",
     "opportunities",

@@ -20,6 +20,8 @@ from chatcrm.api.middleware import DirectDispatch, RequestContextMiddleware
 from chatcrm.api.ratelimit import Limiter, RateLimiter, SharedRateLimiter
 from chatcrm.auth.repository import KEYS_CHANNEL
 from chatcrm.auth.service import AuthCache
+from chatcrm.channels.receive_routes import routes as receive_routes
+from chatcrm.channels.router import routes as channel_routes
 from chatcrm.config import Settings
 from chatcrm.console import pages as console_pages
 from chatcrm.contacts.router import routes as contact_routes
@@ -31,6 +33,7 @@ from chatcrm.events.publisher import NOTIFY_CHANNEL, Publisher
 from chatcrm.events.reading import EventsRuntime
 from chatcrm.events.router import routes as event_routes
 from chatcrm.events.signals import Broadcast
+from chatcrm.messages.router import routes as message_routes
 from chatcrm.opportunities.router import routes as opportunity_routes
 from chatcrm.ops import metrics
 from chatcrm.ops.router import routes as ops_routes
@@ -45,6 +48,7 @@ from chatcrm.workspaces.router import routes as workspace_routes
 # The route table, in the order routes match (a path's fixed forms before its templates).
 ROUTES = (
     contact_routes,
+    message_routes,
     opportunity_routes,
     workspace_routes,
     event_routes,
@@ -52,6 +56,8 @@ ROUTES = (
     user_routes,
     session_routes,
     key_routes,
+    channel_routes,
+    receive_routes,
     ops_routes,
 )
 
@@ -86,10 +92,12 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
         )
         background_db: Database = app.state.background_db
         published = Broadcast()
-        hooks = [published.fire] + ([dispatch.dispatcher.wake] if dispatch is not None else [])
+        hooks = [published.fire] + ([dispatch.wake] if dispatch is not None else [])
         publisher = Publisher(background_db, on_published=hooks)
         app.state.events = EventsRuntime(publisher, published)
         db.on_events_committed = publisher.wake
+        if dispatch is not None:  # a send's status change is an event too
+            dispatch.db.on_events_committed = publisher.wake
         # One LISTEN connection per process (PostgreSQL): events published elsewhere, and
         # keys revoked or changed anywhere (dropped from this process's cache at once).
         notified: dict[str, Handler] = {

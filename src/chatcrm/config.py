@@ -47,6 +47,12 @@ class Settings(BaseSettings):
     # its own), and in all.
     webhook_max_in_flight: int = Field(default=16, ge=1, le=1000)
     webhook_max_in_flight_total: int = Field(default=64, ge=1, le=10000)
+    # Channels (contract K.2): seconds the Graph API has to answer a send; the waits
+    # before each retry of a send that surely did not go out (refused connection, 429);
+    # sends in flight at once, per process.
+    channel_timeout: float = Field(default=10.0, gt=0, le=120)
+    channel_retry_schedule: str = "2,10,60,300"
+    channel_max_in_flight: int = Field(default=64, ge=1, le=1000)
     # People (contract J). The address people reach the service at: invitation and reset
     # links start with it, and cookies are `Secure` when it is https. Unset: the address
     # `chatcrm serve` listens on (never a request's Host header).

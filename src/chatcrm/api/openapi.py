@@ -214,7 +214,8 @@ def _operation(route: ApiRoute) -> Schema:
     if op.enveloped:
         success = {"application/json": {"schema": _success_envelope(op)}}
     else:
-        success = {"text/plain": {"schema": {"type": "string"}}}
+        plain: Schema = {"type": "string", **({"format": "binary"} if op.binary else {})}
+        success = {op.content_type: {"schema": plain}}
     responses: dict[str, Any] = {
         "200": {
             "description": op.message or "Success",
@@ -231,7 +232,10 @@ def _operation(route: ApiRoute) -> Schema:
         responses[str(status)] = {
             "description": _WHEN[status],
             "headers": headers,
-            "content": {"application/json": {"schema": _error_envelope(status)}},
+            # An operation of no envelope and no caller (Meta's verification) refuses in text.
+            "content": {"application/json": {"schema": _error_envelope(status)}}
+            if op.enveloped or op.authenticated
+            else {"text/plain": {"schema": {"type": "string"}}},
         }
     out: Schema = {
         "operationId": op.operation_id,

@@ -59,6 +59,8 @@ class Operation:
     etag: bool = False  # a 200 carries the record's ETag
     authenticated: bool = True
     enveloped: bool = True  # /metrics answers Prometheus text
+    content_type: str = "text/plain"  # of a success that is not an envelope
+    binary: bool = False  # that success is bytes (a message's media)
     head: bool = False  # HEAD answers as GET, without a body (probes)
     description: str = ""
 

@@ -117,6 +117,21 @@ ROUTE_SCOPES: dict[str, Requirement] = {
     "listKeys": (KEYS_MANAGE,),
     "revokeKey": (KEYS_MANAGE,),
     "listAudit": (AUDIT_READ,),
+    # conversations (K)
+    "listMessages": (MESSAGES_READ,),
+    "sendMessage": (MESSAGES_WRITE,),
+    "recordMessage": (MESSAGES_WRITE,),
+    "markConversationRead": (MESSAGES_WRITE,),
+    "retryMessage": (MESSAGES_WRITE,),
+    "getMessageMedia": (MESSAGES_READ,),
+    "createChannel": (WORKSPACE_MANAGE,),
+    "listChannels": (WORKSPACE_MANAGE,),
+    "getChannel": (WORKSPACE_MANAGE,),
+    "updateChannel": (WORKSPACE_MANAGE,),
+    "deleteChannel": (WORKSPACE_MANAGE,),
+    # Meta's calls: the verify token and the body's signature authenticate them (K.2)
+    "verifyWhatsappWebhook": None,
+    "receiveWhatsappWebhook": None,
     # operations (F): probes and metrics, no authentication
     "health": None,
     "ready": None,

@@ -76,7 +76,8 @@ def _start_publisher(running: RunningDispatcher, stop: asyncio.Event) -> list[as
     """`chatcrm dispatch` also queues the deliveries of new events (events/publisher.py),
     so deliveries go out even when no `serve` process runs; on PostgreSQL it is woken by
     the other processes' notifications."""
-    publisher = Publisher(running.db, on_published=[running.dispatcher.wake])
+    publisher = Publisher(running.db, on_published=[running.wake])
+    running.db.on_events_committed = publisher.wake
     tasks = [asyncio.create_task(publisher.run(stop), name="event publisher")]
     if running.db.is_postgres:
         handlers = {NOTIFY_CHANNEL: lambda _: publisher.notified()}

@@ -30,6 +30,7 @@ def _find_live(column: Any) -> tuple[Select[Any], Select[Any]]:
 
 _BY_PHONE = _find_live(c.internal_whatsapp_number)
 _BY_EMAIL_KEY = _find_live(c.email_key)
+_BY_SENDER_PHONE = _find_live(c.platform_sender_phone)
 
 
 async def _owner(
@@ -50,6 +51,11 @@ async def find_live_by_phone(
     conn: Connection, workspace_id: str, phone: str, *, exclude: str | None = None
 ) -> str | None:
     return await _owner(conn, _BY_PHONE, workspace_id, phone, exclude)
+
+
+async def find_live_by_sender_phone(conn: Connection, workspace_id: str, phone: str) -> str | None:
+    """The live contact whose platformSenderPhone is this number (not unique: the first)."""
+    return await _owner(conn, _BY_SENDER_PHONE, workspace_id, phone, None)
 
 
 async def find_live_by_email_key(

@@ -96,3 +96,22 @@ USER_NOT_FOUND = "USER_NOT_FOUND"
 DUPLICATE_USER = "DUPLICATE_USER"
 LAST_OWNER = "LAST_OWNER"
 TOO_MANY_ATTEMPTS = "TOO_MANY_ATTEMPTS"
+
+# Contract K: conversations and the WhatsApp channel.
+MESSAGE_QUEUED = "Message queued successfully."
+MESSAGE_RECORDED = "Message recorded successfully."
+MESSAGES_OBTAINED = LIST_OBTAINED
+CONVERSATION_READ = "Conversation marked as read successfully."
+MESSAGE_RETRIED = MESSAGE_QUEUED
+CHANNEL_CREATED = "Channel created successfully."
+CHANNEL_OBTAINED = "Channel obtained successfully."
+CHANNELS_OBTAINED = LIST_PAGE_OBTAINED
+CHANNEL_UPDATED = "Channel updated successfully."
+CHANNEL_DELETED = "Channel deleted successfully."
+DELIVERY_STORED = "Delivery stored successfully."
+CHANNEL_NOT_FOUND = "CHANNEL_NOT_FOUND"
+MESSAGE_NOT_FOUND = "MESSAGE_NOT_FOUND"
+DUPLICATE_CHANNEL = "DUPLICATE_CHANNEL"
+MESSAGE_NOT_FAILED = "MESSAGE_NOT_FAILED"
+NO_CHANNEL = "NO_CHANNEL"
+WINDOW_CLOSED = "WINDOW_CLOSED"

@@ -1,7 +1,8 @@
 """Lay a migrated database on a Citus coordinator out as docs/scaling.md section 3.1 says.
 
 Every table with a `workspace_id` column is distributed by it, all in one co-location
-group; `accounts`, `workspaces` and `api_keys` become reference tables; every other table
+group but `channels`; `accounts`, `workspaces`, `api_keys` and `channels` (Meta's webhook
+finds a channel by its id alone) become reference tables; every other table
 (`alembic_version`, `rate_budgets`, `key_changes`, `service_secrets`, `idempotency_keys`,
 and the people's `users`, `user_tokens`, `sessions`, `sign_in_failures`, `audit_log`) stays
 a plain table of the coordinator. The tables are read from the
@@ -19,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 DISTRIBUTION_COLUMN = "workspace_id"
 # Small, rarely written and read by every request: a copy on every node.
-REFERENCE_TABLES = ("accounts", "workspaces", "api_keys")
+REFERENCE_TABLES = ("accounts", "workspaces", "api_keys", "channels")
 # Arbitrary constant naming this lay-out among PostgreSQL advisory locks (one run at a
 # time: two nodes starting together must not both distribute the same table).
 LOCK_KEY = 0x63686174_63697475
@@ -228,7 +229,11 @@ async def _lay_out(conn: AsyncConnection) -> list[str]:
         if r.referencing in tables and r.referenced in tables
     }
     reference = [t for t in REFERENCE_TABLES if t in tables and not tables[t].laid_out]
-    tenant = [t.name for t in tables.values() if t.tenant and not t.laid_out]
+    tenant = [
+        t.name
+        for t in tables.values()
+        if t.tenant and not t.laid_out and t.name not in REFERENCE_TABLES
+    ]
     anchor = (await conn.execute(_ANCHOR, {"column": DISTRIBUTION_COLUMN})).scalar()
 
     done: list[str] = []

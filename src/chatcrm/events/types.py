@@ -16,10 +16,12 @@ RECORD_TYPES = (
     "opportunity.deleted",
     "opportunity.restored",
     "opportunity.activity.created",
+    "message.created",
+    "message.updated",
 )
 WEBHOOK_TEST = "webhook.test"  # sent to one endpoint only, never in the feed
 TYPES = (*RECORD_TYPES, WEBHOOK_TEST)
-FAMILIES = ("contact.*", "opportunity.*")
+FAMILIES = ("contact.*", "opportunity.*", "message.*")
 EVERYTHING = "*"
 
 

@@ -57,8 +57,16 @@ async def check_references(
 
 
 async def create(
-    conn: Connection, kind: RecordKind, *, workspace_id: str, key_id: str, body: dict[str, Any]
+    conn: Connection,
+    kind: RecordKind,
+    *,
+    workspace_id: str,
+    key_id: str,
+    body: dict[str, Any],
+    overrides: dict[str, Any] | None = None,
 ) -> View:
+    """`overrides`: values of fields no body may set, for records the service itself makes
+    (a contact created by a channel is not `isManuallyAdded`)."""
     given = bodies.create_body(kind.fields, body)
     kind.check_create(given)
     require_valid(given.errors)
@@ -76,6 +84,7 @@ async def create(
         kind=kind,
     )
     await fill(kind.fields, given, creation)
+    creation.values.update(overrides or {})
     write = Write(workspace_id, record_id, given, now, created=True)
     await kind.before_write(conn, write)
     columns: dict[str, Any] = {"version": 1, "modified_at": now, **kind.hidden_defaults(given)}

@@ -1,0 +1,199 @@
+"""Meta's Graph API, the calls a CRM needs (contract K.2): send a message, send a read
+receipt, fetch a media's bytes. Thin httpx calls (../notes: pywa and the like add nothing a
+database-backed sender needs).
+
+A send's outcome decides whether it may be tried again: only when surely nothing was sent
+(the connection was refused or never made, the name did not resolve, 429). Anything after
+the request may have been written (a timeout, a reset, a 5xx) is an unknown outcome: the
+message fails with UNKNOWN_OUTCOME and is never sent again by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import orjson
+
+from chatcrm.messages.record import UNKNOWN_OUTCOME
+from chatcrm.webhooks.addresses import check_at_send
+from chatcrm.webhooks.schedule import parse_retry_after
+from chatcrm.webhooks.sender import describe
+
+SENT, FAILED, RETRY = "sent", "failed", "retry"
+_MAX_ANSWER_BYTES = 64 * 1024
+# Failures of the transport that mean no request reached the server.
+_NOTHING_SENT = ("connection refused", "host not found")
+
+
+@dataclass(frozen=True)
+class Access:
+    """What calling the Graph API for one channel needs (its token stays in memory only)."""
+
+    api_base_url: str
+    phone_number_id: str
+    access_token: str
+
+    @classmethod
+    def of(cls, channel: Mapping[str, Any]) -> Access:
+        return cls(channel["api_base_url"], channel["phone_number_id"], channel["access_token"])
+
+    def url(self, *parts: str) -> str:
+        return "/".join([self.api_base_url.rstrip("/"), *parts])
+
+    def headers(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self.access_token}"}
+
+
+@dataclass(frozen=True)
+class Result:
+    outcome: str  # SENT, FAILED or RETRY
+    external_id: str | None = None
+    error: dict[str, Any] | None = None
+    retry_after: float | None = None
+    detail: str = ""  # for the log: what happened, never a token
+
+
+def text_body(to: str, text: str, reply_to: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": to,
+        "type": "text",
+        "text": {"body": text},
+    }
+    if reply_to:
+        body["context"] = {"message_id": reply_to}
+    return body
+
+
+def template_body(to: str, template: Mapping[str, Any], reply_to: str | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"name": template["name"], "language": {"code": template["language"]}}
+    if template["parameters"]:
+        parameters = [{"type": "text", "text": p} for p in template["parameters"]]
+        spec["components"] = [{"type": "body", "parameters": parameters}]
+    body: dict[str, Any] = {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": to,
+        "type": "template",
+        "template": spec,
+    }
+    if reply_to:
+        body["context"] = {"message_id": reply_to}
+    return body
+
+
+def read_receipt_body(wamid: str) -> dict[str, Any]:
+    return {"messaging_product": "whatsapp", "status": "read", "message_id": wamid}
+
+
+def _error_of(status: int, answer: bytes) -> dict[str, Any]:
+    """`{code, title}` from Meta's error object, else from the HTTP status."""
+    try:
+        found = orjson.loads(answer).get("error")
+    except (orjson.JSONDecodeError, AttributeError):
+        found = None
+    if isinstance(found, dict) and found.get("code") is not None:
+        title = found.get("error_user_title") or found.get("title") or found.get("message")
+        return {"code": found["code"], "title": str(title) if title is not None else None}
+    return {"code": status, "title": f"HTTP {status}"}
+
+
+def _wamid(answer: bytes) -> str | None:
+    try:
+        found = orjson.loads(answer)["messages"][0]["id"]
+    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
+        return None
+    return found if isinstance(found, str) else None
+
+
+async def _read(answer: httpx.Response) -> bytes:
+    out = bytearray()
+    async for chunk in answer.aiter_raw():
+        out += chunk
+        if len(out) > _MAX_ANSWER_BYTES:
+            break
+    return bytes(out)
+
+
+async def post(
+    client: httpx.AsyncClient,
+    access: Access,
+    body: dict[str, Any],
+    *,
+    deadline: float,
+    allow_private: bool,
+) -> Result:
+    """POST one message (or receipt) to `{apiBaseUrl}/{phoneNumberId}/messages`; never
+    raises for what the network or Meta did."""
+    url = access.url(access.phone_number_id, "messages")
+    status: int | None = None
+    try:
+        async with asyncio.timeout(deadline):
+            refused = await check_at_send(url, allow_private=allow_private)
+            if refused is not None:
+                error = {"code": "ADDRESS_REFUSED", "title": f"address refused: {refused}"}
+                return Result(FAILED, error=error, detail=error["title"])
+            headers = {**access.headers(), "content-type": "application/json"}
+            async with client.stream("POST", url, content=orjson.dumps(body), headers=headers) as a:
+                status = a.status_code
+                retry_after = parse_retry_after(a.headers.get("retry-after"), datetime.now(UTC))
+                answer = await _read(a)
+    except httpx.ConnectTimeout as exc:
+        return Result(RETRY, detail=describe(exc))  # never connected: nothing was sent
+    except (TimeoutError, httpx.HTTPError, httpx.InvalidURL, OSError, ssl.SSLError) as exc:
+        detail = "timeout" if isinstance(exc, TimeoutError) else describe(exc)
+        if status is None and detail in _NOTHING_SENT:
+            return Result(RETRY, detail=detail)
+        if status is None or not 200 <= status < 300:
+            error = {"code": UNKNOWN_OUTCOME, "title": f"the outcome is unknown: {detail}"}
+            return Result(FAILED, error=error, detail=detail)
+        return Result(SENT, detail=f"HTTP {status}, answer cut short: {detail}")
+    if 200 <= status < 300:
+        return Result(SENT, external_id=_wamid(answer), detail=f"HTTP {status}")
+    if status == 429:
+        return Result(RETRY, retry_after=retry_after, detail="HTTP 429")
+    if status >= 500:
+        error = {"code": UNKNOWN_OUTCOME, "title": f"the outcome is unknown: HTTP {status}"}
+        return Result(FAILED, error=error, detail=f"HTTP {status}")
+    return Result(FAILED, error=_error_of(status, answer), detail=f"HTTP {status}")
+
+
+class MediaUnavailable(Exception):
+    """The channel could not give the media (its message says why, without the token)."""
+
+
+async def media(
+    client: httpx.AsyncClient, access: Access, media_id: str, *, allow_private: bool
+) -> tuple[str, AsyncIterator[bytes], httpx.Response]:
+    """The media's content type and its bytes, streamed: `GET /{media-id}` for its URL,
+    then that URL, both with the channel's token. The caller closes the answer."""
+    lookup = access.url(media_id)
+    for url in (lookup,):
+        refused = await check_at_send(url, allow_private=allow_private)
+        if refused is not None:
+            raise MediaUnavailable(f"address refused: {refused}")
+    try:
+        found = await client.get(lookup, headers=access.headers())
+        if found.status_code != 200:
+            raise MediaUnavailable(f"the channel answered HTTP {found.status_code} for the media")
+        info = found.json()
+        url = info["url"]
+        refused = await check_at_send(url, allow_private=allow_private)
+        if refused is not None:
+            raise MediaUnavailable(f"address refused: {refused}")
+        request = client.build_request("GET", url, headers=access.headers())
+        answer = await client.send(request, stream=True)
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise MediaUnavailable(f"the channel could not give the media: {describe(exc)}") from None
+    if answer.status_code != 200:
+        await answer.aclose()
+        raise MediaUnavailable(f"the channel answered HTTP {answer.status_code} for the media")
+    kind = answer.headers.get("content-type") or info.get("mime_type") or "application/octet-stream"
+    return kind, answer.aiter_raw(), answer
