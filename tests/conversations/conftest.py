@@ -129,6 +129,11 @@ class Conversation:
         record: dict[str, Any] = found["data"][0]
         return record
 
+    def contact(self, contact_id: str) -> dict[str, Any]:
+        found = ok_data(self.api.get_contact(contact_id))["data"]
+        record: dict[str, Any] = found[0] if isinstance(found, list) else found
+        return record
+
     def messages(self, contact_id: str, **params: Any) -> dict[str, Any]:
         data: dict[str, Any] = ok_data(
             self.api.get(f"/api/contact/{contact_id}/messages", params=params)
@@ -153,4 +158,12 @@ class Conversation:
 
 @pytest.fixture
 def conv(conversation_http: TestClient, conversation_url: str, graph: FakeGraph) -> Conversation:
+    return Conversation(conversation_http, conversation_url, graph)
+
+
+@pytest.fixture
+def other_conv(
+    conversation_http: TestClient, conversation_url: str, graph: FakeGraph
+) -> Conversation:
+    """Another account's workspace, with a channel of its own."""
     return Conversation(conversation_http, conversation_url, graph)

@@ -145,8 +145,8 @@ async def post(
                 status = a.status_code
                 retry_after = parse_retry_after(a.headers.get("retry-after"), datetime.now(UTC))
                 answer = await _read(a)
-    except httpx.ConnectTimeout as exc:
-        return Result(RETRY, detail=describe(exc))  # never connected: nothing was sent
+    # Not httpx.ConnectTimeout: the aiohttp transport also reports a connection the server
+    # closed after reading the request that way. Only the chain of causes tells.
     except (TimeoutError, httpx.HTTPError, httpx.InvalidURL, OSError, ssl.SSLError) as exc:
         detail = "timeout" if isinstance(exc, TimeoutError) else describe(exc)
         if status is None and detail in _NOTHING_SENT:

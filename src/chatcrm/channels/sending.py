@@ -107,9 +107,13 @@ class Sender:
         if self._client is None:
             self._client = http_client(self._settings)
         before = self.attempts_started
-        await self._round()
-        if self._tasks:
-            await asyncio.wait(self._tasks)
+        try:
+            await self._round()
+            if self._tasks:
+                await asyncio.wait(self._tasks)
+        finally:
+            await self._client.aclose()
+            self._client = None
         return self.attempts_started - before
 
     async def _round(self) -> None:

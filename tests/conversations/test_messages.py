@@ -1,0 +1,242 @@
+"""Messages (contract K.1): the record, recording, the conversation's pages, marking
+read, retry's refusals, media, and each message's effect on its contact."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from tests.client import error, error_fields, ok_data, unique_phone
+from tests.conversations.conftest import Conversation, new_sender_number
+from tests.conversations.meta import delivery, wamid
+
+KEYS = [
+    "id",
+    "workspaceId",
+    "contactId",
+    "direction",
+    "channel",
+    "type",
+    "text",
+    "media",
+    "location",
+    "status",
+    "error",
+    "externalId",
+    "replyToId",
+    "sentBy",
+    "createdAt",
+    "statusAt",
+]
+
+
+def _record(conv: Conversation, contact_id: str, **body: Any) -> dict[str, Any]:
+    data: dict[str, Any] = ok_data(
+        conv.api.post(f"/api/contact/{contact_id}/messages/record", json=body),
+        "Message recorded successfully.",
+    )
+    assert list(data) == ["id", "message"] and data["id"] == data["message"]["id"]
+    return data["message"]
+
+
+def _events(conv: Conversation, record_id: str) -> list[dict[str, Any]]:
+    page = ok_data(conv.api.get("/api/events", params={"recordId": record_id, "pageSize": "100"}))
+    found: list[dict[str, Any]] = page["events"]
+    return found
+
+
+def test_a_recorded_message_is_the_record_of_the_contract(conv: Conversation) -> None:
+    contact = conv.api.create_contact(name="Rec", internalWhatsappNumber=unique_phone())
+    inbound = _record(conv, contact["id"], direction="in", text="Hello", externalId="bot-1")
+    assert list(inbound) == KEYS
+    assert inbound["direction"] == "in" and inbound["status"] == "received"
+    assert inbound["channel"] == 2 and inbound["type"] == "text" and inbound["text"] == "Hello"
+    assert inbound["sentBy"] is None and inbound["externalId"] == "bot-1"
+    assert inbound["workspaceId"] == conv.api.ws and inbound["contactId"] == contact["id"]
+    outbound = _record(conv, contact["id"], direction="out", text="Hi!")
+    assert outbound["status"] == "sent" and outbound["sentBy"]["type"] == "key"
+    assert outbound["error"] is None and outbound["media"] is None
+
+
+def test_recording_the_same_external_id_twice_answers_the_first(conv: Conversation) -> None:
+    contact = conv.api.create_contact(name="Twice")
+    first = _record(conv, contact["id"], direction="in", text="a", externalId="ext-9")
+    again = _record(conv, contact["id"], direction="in", text="other", externalId="ext-9")
+    assert again == first
+    assert len(conv.messages(contact["id"])["messages"]) == 1
+    other = conv.api.create_contact(name="Other")
+    body = {"direction": "in", "text": "x", "externalId": "ext-9"}
+    refused = error(
+        conv.api.post(f"/api/contact/{other['id']}/messages/record", json=body),
+        422,
+        "VALIDATION_ERROR",
+    )
+    assert error_fields(refused) == ["externalId"]
+
+
+def test_an_inbound_message_changes_the_contact_in_its_transaction(conv: Conversation) -> None:
+    agent = conv.api.add_agent()
+    contact = conv.api.create_contact(name="Solved one", assignedAgentId=agent["id"])
+    conv.api.set_contact(contact["id"], isSolved=True, isRead=True)
+    at = datetime.now(UTC) - timedelta(minutes=5)
+    message = _record(
+        conv, contact["id"], direction="in", text="Again me", createdAt=at.isoformat()
+    )
+    after = conv.contact(contact["id"])
+    assert after["lastMessage"] == "Again me"
+    assert after["lastMessageDate"] == message["createdAt"]
+    assert after["isRead"] is False and after["isSolved"] is False
+    full = ok_data(conv.api.get("/api/contact", params={"shape": "full", "pageSize": "100"}))[
+        "data"
+    ]
+    stored = next(c for c in full if c["id"] == contact["id"])
+    assert stored["solvedDate"] is None and stored["solvedByAgentId"] is None
+    created = _events(conv, message["id"])
+    assert [e["type"] for e in created] == ["message.created"]
+    assert created[0]["recordVersion"] == 1 and created[0]["data"] == message
+    updates = [e for e in _events(conv, contact["id"]) if e["type"] == "contact.updated"]
+    assert {"lastMessage", "lastMessageDate", "isRead", "isSolved"} <= set(updates[-1]["changed"])
+
+
+def test_an_outbound_message_sets_the_last_message_only(conv: Conversation) -> None:
+    contact = conv.api.create_contact(name="Out")
+    conv.api.set_contact(contact["id"], isRead=True)
+    _record(conv, contact["id"], direction="out", text="Our offer")
+    after = conv.contact(contact["id"])
+    assert after["lastMessage"] == "Our offer" and after["isRead"] is True
+
+
+def test_the_conversation_pages_newest_first_each_page_oldest_first(conv: Conversation) -> None:
+    contact = conv.api.create_contact(name="Pages")
+    start = datetime.now(UTC) - timedelta(hours=1)
+    ids = [
+        _record(
+            conv,
+            contact["id"],
+            direction="in" if i % 2 else "out",
+            text=f"m{i}",
+            createdAt=(start + timedelta(minutes=i)).isoformat(),
+        )["id"]
+        for i in range(5)
+    ]
+    first = conv.messages(contact["id"], pageSize="2")
+    assert list(first) == ["contactId", "messages", "before"]
+    assert [m["id"] for m in first["messages"]] == ids[3:5]
+    second = conv.messages(contact["id"], pageSize="2", before=first["before"])
+    assert [m["id"] for m in second["messages"]] == ids[1:3]
+    last = conv.messages(contact["id"], pageSize="2", before=second["before"])
+    assert [m["id"] for m in last["messages"]] == ids[0:1] and last["before"] is None
+    whole = conv.messages(contact["id"])
+    assert [m["id"] for m in whole["messages"]] == ids and whole["before"] is None
+
+
+def test_paging_refusals(conv: Conversation) -> None:
+    contact = conv.api.create_contact(name="Refusals")
+    other = conv.api.create_contact(name="Other")
+    theirs = _record(conv, other["id"], direction="in", text="x")
+    path = f"/api/contact/{contact['id']}/messages"
+    for size in ("0", "101", "x"):
+        assert error_fields(
+            error(conv.api.get(path, params={"pageSize": size}), 422, "VALIDATION_ERROR")
+        ) == ["pageSize"]
+    for before in (theirs["id"], "nope"):
+        assert error_fields(
+            error(conv.api.get(path, params={"before": before}), 422, "VALIDATION_ERROR")
+        ) == ["before"]
+    error(conv.api.get(path, params={"sort": "x"}), 400, "BAD_REQUEST")
+    error(
+        conv.api.get("/api/contact/00000000-0000-7000-8000-000000000000/messages"),
+        404,
+        "CONTACT_NOT_FOUND",
+    )
+
+
+def test_another_workspace_sees_nothing(conv: Conversation, other_conv: Conversation) -> None:
+    contact = conv.api.create_contact(name="Mine")
+    message = _record(conv, contact["id"], direction="in", text="private")
+    error(other_conv.api.get(f"/api/contact/{contact['id']}/messages"), 404, "CONTACT_NOT_FOUND")
+    error(other_conv.api.post(f"/api/message/{message['id']}/retry"), 404, "MESSAGE_NOT_FOUND")
+    error(other_conv.api.get(f"/api/message/{message['id']}/media"), 404, "MESSAGE_NOT_FOUND")
+    body = {"direction": "in", "text": "intruder"}
+    error(
+        other_conv.api.post(f"/api/contact/{contact['id']}/messages/record", json=body),
+        404,
+        "CONTACT_NOT_FOUND",
+    )
+    error(
+        other_conv.api.post(f"/api/contact/{contact['id']}/messages/read"), 404, "CONTACT_NOT_FOUND"
+    )
+    assert [m["text"] for m in conv.messages(contact["id"])["messages"]] == ["private"]
+
+
+def test_record_bodies_are_checked(conv: Conversation) -> None:
+    contact = conv.api.create_contact(name="Bodies")
+    path = f"/api/contact/{contact['id']}/messages/record"
+    body = error(
+        conv.api.post(path, json={"direction": "sideways", "text": "", "createdAt": "yesterday"}),
+        422,
+        "VALIDATION_ERROR",
+    )
+    assert error_fields(body) == ["direction", "text", "createdAt"]
+    error(
+        conv.api.post(path, json={"direction": "in", "text": "x", "status": "read"}),
+        400,
+        "BAD_REQUEST",
+    )
+
+
+def test_retry_refuses_what_has_not_failed(conv: Conversation) -> None:
+    contact = conv.api.create_contact(name="Retry")
+    message = _record(conv, contact["id"], direction="out", text="done")
+    error(conv.api.post(f"/api/message/{message['id']}/retry"), 409, "MESSAGE_NOT_FAILED")
+    error(
+        conv.api.post("/api/message/00000000-0000-7000-8000-000000000000/retry"),
+        404,
+        "MESSAGE_NOT_FOUND",
+    )
+    assert conv.messages(contact["id"])["messages"][0]["status"] == "sent"
+
+
+def test_reading_the_conversation_sends_a_read_receipt(conv: Conversation) -> None:
+    number = new_sender_number()
+    first = conv.inbound(number, "one")
+    last = conv.inbound(number, "two")
+    contact = conv.contact_of(number)
+    assert contact["isRead"] is False and first != last
+    data = ok_data(conv.api.post(f"/api/contact/{contact['id']}/messages/read"))
+    assert data == {"contactId": contact["id"], "isRead": True}
+    assert conv.contact(contact["id"])["isRead"] is True
+    conv.send_all()
+    receipts = conv.graph.receipts()
+    assert [r.body for r in receipts] == [
+        {"messaging_product": "whatsapp", "status": "read", "message_id": last}
+    ]
+    conv.send_all()  # one attempt, best effort: never sent again
+    assert len(conv.graph.receipts()) == 1
+
+
+def test_media_is_fetched_through_the_channel(conv: Conversation) -> None:
+    conv.graph.media["media-77"] = ("image/jpeg", b"\xff\xd8jpeg-bytes")
+    number = new_sender_number()
+    message = {
+        "from": number,
+        "id": wamid(),
+        "timestamp": "1760000000",
+        "type": "image",
+        "image": {"id": "media-77", "mime_type": "image/jpeg", "caption": "the product"},
+    }
+    assert conv.deliver(delivery(conv.phone_number_id, messages=[message])).status_code == 200
+    contact = conv.contact_of(number)
+    stored = conv.messages(contact["id"])["messages"][0]
+    assert stored["type"] == "image" and stored["text"] == "the product"
+    assert stored["media"] == {
+        "id": "media-77",
+        "mimeType": "image/jpeg",
+        "caption": "the product",
+        "fileName": None,
+    }
+    got = conv.api.get(f"/api/message/{stored['id']}/media")
+    assert got.status_code == 200 and got.content == b"\xff\xd8jpeg-bytes"
+    assert got.headers["content-type"] == "image/jpeg"
+    text = _record(conv, contact["id"], direction="in", text="no media")
+    error(conv.api.get(f"/api/message/{text['id']}/media"), 404, "NOT_FOUND")

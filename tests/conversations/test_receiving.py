@@ -1,0 +1,273 @@
+"""Meta's webhook (contract K.2): the signature over the raw body, every message of every
+entry applied before the 200, contacts found or created by number, duplicates (also
+racing ones) changing nothing, statuses forward only."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from tests.client import error, ok_data, unique_phone
+from tests.conversations.conftest import APP_SECRET, Conversation, new_sender_number
+from tests.conversations.meta import delivery, encoded, sign, status, text_message, wamid
+
+
+def _count(conv: Conversation, contact_id: str) -> int:
+    return len(conv.messages(contact_id, pageSize="100")["messages"])
+
+
+def _feed_size(conv: Conversation) -> int:
+    return len(ok_data(conv.api.get("/api/events", params={"pageSize": "100"}))["events"])
+
+
+def test_a_delivery_without_the_right_signature_stores_nothing(conv: Conversation) -> None:
+    number = new_sender_number()
+    payload = delivery(conv.phone_number_id, messages=[text_message(number, "forged")])
+    before = _feed_size(conv)
+    error(conv.deliver(payload, secret="not-the-app-secret"), 401, "UNAUTHORIZED")
+    body = encoded(payload)
+    path = f"/channels/whatsapp/{conv.channel['id']}"
+    error(conv.http.post(path, content=body), 401, "UNAUTHORIZED")
+    # Signed over other bytes (re-serialised JSON is not the raw body).
+    forged = conv.http.post(
+        path, content=body + b" ", headers={"x-hub-signature-256": sign(body, APP_SECRET)}
+    )
+    error(forged, 401, "UNAUTHORIZED")
+    assert _feed_size(conv) == before
+    found = ok_data(conv.api.get("/api/contact/searchByCellphone", params={"cellphone": number}))
+    assert found["data"] == []
+
+
+def test_unknown_disabled_and_unreadable(conv: Conversation) -> None:
+    payload = delivery(conv.phone_number_id, messages=[])
+    error(
+        conv.deliver(payload, channel_id="00000000-0000-7000-8000-000000000000"),
+        404,
+        "CHANNEL_NOT_FOUND",
+    )
+    error(conv.deliver({}, raw=b"{not json"), 400, "BAD_REQUEST")
+    ok_data(conv.api.put(f"/api/channel/{conv.channel['id']}", json={"enabled": False}))
+    error(conv.deliver(payload), 404, "CHANNEL_NOT_FOUND")
+
+
+def test_a_new_sender_becomes_a_contact(conv: Conversation) -> None:
+    number = new_sender_number()
+    wa = conv.inbound(number, "Hola", name="Núñez Pérez")
+    contact = conv.contact_of(number)
+    assert contact["name"] == "Núñez Pérez" and contact["platformId"] == 2
+    assert contact["platformSenderId"] == number and contact["platformSenderPhone"] == number
+    assert contact["platformSenderName"] == "Núñez Pérez"
+    assert contact["isManuallyAdded"] is False and contact["isRead"] is False
+    assert contact["lastMessage"] == "Hola"
+    message = conv.messages(contact["id"])["messages"][0]
+    assert message["externalId"] == wa and message["status"] == "received"
+    assert message["direction"] == "in" and message["sentBy"] is None
+    events = ok_data(conv.api.get("/api/events", params={"recordId": message["id"]}))["events"]
+    assert events[0]["actor"] == {"type": "channel", "id": conv.channel["id"], "name": "Sales line"}
+    # Without a profile name, the number is the name.
+    other = new_sender_number()
+    conv.inbound(other, "hi")
+    assert conv.contact_of(other)["name"] == other
+
+
+def test_a_known_number_is_the_existing_contact(conv: Conversation) -> None:
+    phone = unique_phone()
+    known = conv.api.create_contact(name="Known", internalWhatsappNumber="+" + phone)
+    conv.inbound(phone, "It's me")
+    assert conv.contact_of(phone)["id"] == known["id"]
+    assert _count(conv, known["id"]) == 1
+
+
+def test_a_duplicate_delivery_changes_nothing(conv: Conversation) -> None:
+    number = new_sender_number()
+    message = text_message(number, "once")
+    payload = delivery(conv.phone_number_id, messages=[message])
+    first = conv.deliver(payload)
+    assert ok_data(first) == {"messages": 1, "statuses": 0}
+    contact = conv.contact_of(number)
+    before = _feed_size(conv)
+    again = conv.deliver(payload)
+    assert ok_data(again) == {"messages": 0, "statuses": 0}
+    assert _feed_size(conv) == before and _count(conv, contact["id"]) == 1
+
+
+def test_racing_duplicates_store_one_message(conv: Conversation) -> None:
+    number = new_sender_number()
+    payload = delivery(
+        conv.phone_number_id, messages=[text_message(number, "race")], names={number: "Racer"}
+    )
+    answers: list[int] = []
+
+    def post() -> None:
+        answers.append(conv.deliver(payload).status_code)
+
+    threads = [threading.Thread(target=post) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == [200] * 6
+    contact = conv.contact_of(number)  # exactly one contact
+    assert _count(conv, contact["id"]) == 1
+
+
+def test_every_message_of_every_entry_in_one_delivery(conv: Conversation) -> None:
+    a, b = new_sender_number(), new_sender_number()
+    first = delivery(conv.phone_number_id, messages=[text_message(a, "a1"), text_message(b, "b1")])
+    second = delivery(conv.phone_number_id, messages=[text_message(a, "a2")])
+    elsewhere = delivery("some-other-number-id", messages=[text_message(a, "not ours")])
+    payload: dict[str, Any] = {
+        "object": "whatsapp_business_account",
+        "entry": [
+            first["entry"][0],
+            {
+                "id": "WABA1",
+                "changes": [
+                    second["entry"][0]["changes"][0],
+                    {"field": "account_update", "value": {}},
+                ],
+            },
+            elsewhere["entry"][0],
+        ],
+    }
+    assert ok_data(conv.deliver(payload)) == {"messages": 3, "statuses": 0}
+    assert [m["text"] for m in conv.messages(conv.contact_of(a)["id"])["messages"]] == ["a1", "a2"]
+    assert _count(conv, conv.contact_of(b)["id"]) == 1
+
+
+def test_message_types_as_kept(conv: Conversation) -> None:
+    number = new_sender_number()
+    base = {"from": number, "timestamp": "1760000000"}
+    messages = [
+        {
+            **base,
+            "id": wamid(),
+            "type": "location",
+            "location": {
+                "latitude": -12.05,
+                "longitude": -77.04,
+                "name": "Office",
+                "address": "Lima",
+            },
+        },
+        {
+            **base,
+            "id": wamid(),
+            "type": "interactive",
+            "interactive": {
+                "type": "button_reply",
+                "button_reply": {"id": "b1", "title": "Yes, please"},
+            },
+        },
+        {
+            **base,
+            "id": wamid(),
+            "type": "button",
+            "button": {"text": "Stop promotions", "payload": "stop"},
+        },
+        {
+            **base,
+            "id": wamid(),
+            "type": "document",
+            "document": {"id": "doc-1", "mime_type": "application/pdf", "filename": "quote.pdf"},
+        },
+        {**base, "id": wamid(), "type": "ephemeral_thing", "ephemeral_thing": {}},
+    ]
+    assert ok_data(conv.deliver(delivery(conv.phone_number_id, messages=messages)))["messages"] == 5
+    contact = conv.contact_of(number)
+    got = conv.messages(contact["id"])["messages"]
+    assert [m["type"] for m in got] == [
+        "location",
+        "interactive",
+        "button",
+        "document",
+        "unsupported",
+    ]
+    assert got[0]["location"] == {
+        "latitude": -12.05,
+        "longitude": -77.04,
+        "name": "Office",
+        "address": "Lima",
+    }
+    assert [m["text"] for m in got] == [None, "Yes, please", "Stop promotions", None, None]
+    assert got[3]["media"] == {
+        "id": "doc-1",
+        "mimeType": "application/pdf",
+        "caption": None,
+        "fileName": "quote.pdf",
+    }
+    assert conv.contact(contact["id"])["lastMessage"] == "[unsupported]"
+
+
+def test_a_reply_names_the_message_replied_to(conv: Conversation) -> None:
+    number = new_sender_number()
+    first = conv.inbound(number, "first")
+    reply = text_message(number, "about that")
+    reply["context"] = {"from": number, "id": first}
+    conv.deliver(delivery(conv.phone_number_id, messages=[reply]))
+    got = conv.messages(conv.contact_of(number)["id"])["messages"]
+    assert got[1]["replyToId"] == got[0]["id"]
+
+
+def test_an_inbound_message_reopens_a_solved_contact(conv: Conversation) -> None:
+    number = new_sender_number()
+    conv.inbound(number, "question")
+    contact = conv.contact_of(number)
+    conv.api.set_contact(contact["id"], isSolved=True)
+    conv.inbound(number, "one more thing")
+    assert conv.contact(contact["id"])["isSolved"] is False
+
+
+def _sent_message(conv: Conversation) -> tuple[dict[str, Any], str]:
+    number = new_sender_number()
+    conv.inbound(number, "hi")
+    contact = conv.contact_of(number)
+    ok_data(conv.send(contact["id"], text="hello"))
+    conv.send_all()
+    message = conv.messages(contact["id"])["messages"][-1]
+    assert message["status"] == "sent"
+    return contact, message["externalId"]
+
+
+def test_statuses_move_forward_only(conv: Conversation) -> None:
+    contact, wa = _sent_message(conv)
+
+    def state() -> str:
+        return str(conv.messages(contact["id"])["messages"][-1]["status"])
+
+    applied = conv.deliver(delivery(conv.phone_number_id, statuses=[status(wa, "read")]))
+    assert ok_data(applied)["statuses"] == 1 and state() == "read"
+    # Late and out of order: never backwards, and failed only from queued or sent.
+    late = [
+        status(wa, "delivered"),
+        status(wa, "sent"),
+        status(wa, "failed", errors=[{"code": 131026, "title": "x"}]),
+    ]
+    assert ok_data(conv.deliver(delivery(conv.phone_number_id, statuses=late)))["statuses"] == 0
+    assert state() == "read"
+    unknown = conv.deliver(
+        delivery(conv.phone_number_id, statuses=[status("wamid.unknown", "read")])
+    )
+    assert ok_data(unknown)["statuses"] == 0
+
+
+def test_a_failed_status_keeps_its_error(conv: Conversation) -> None:
+    contact, wa = _sent_message(conv)
+    errors = [{"code": 131047, "title": "Re-engagement message", "message": "More than 24 hours"}]
+    conv.deliver(delivery(conv.phone_number_id, statuses=[status(wa, "failed", errors=errors)]))
+    message = conv.messages(contact["id"])["messages"][-1]
+    assert message["status"] == "failed"
+    assert message["error"] == {"code": 131047, "title": "Re-engagement message"}
+    updates = ok_data(conv.api.get("/api/events", params={"recordId": message["id"]}))["events"]
+    assert updates[-1]["type"] == "message.updated" and updates[-1]["changed"] == [
+        "status",
+        "statusAt",
+        "error",
+    ]
+
+
+def test_a_hundred_messages_in_one_delivery(conv: Conversation) -> None:
+    messages = [text_message(new_sender_number(), f"m{i}") for i in range(100)]
+    assert (
+        ok_data(conv.deliver(delivery(conv.phone_number_id, messages=messages)))["messages"] == 100
+    )

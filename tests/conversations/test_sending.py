@@ -1,0 +1,258 @@
+"""Sending (contract K.1, K.2): the 24-hour window, the Cloud API bodies, and what each
+answer of the Graph API makes of a message — a message is never sent twice."""
+
+from __future__ import annotations
+
+import socket
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from chatcrm.channels.send_claims import claim_sends
+from chatcrm.db.database import Database
+from tests.client import error, ok_data, unique_phone
+from tests.conftest import run_sync
+from tests.conversations.conftest import Conversation, conversation_settings, new_sender_number
+from tests.conversations.fake_graph import TOKEN, WINDOW_CLOSED, Reply
+
+
+def _open_conversation(conv: Conversation) -> tuple[dict[str, Any], str]:
+    number = new_sender_number()
+    conv.inbound(number, "hi there")
+    return conv.contact_of(number), number
+
+
+def _last(conv: Conversation, contact_id: str) -> dict[str, Any]:
+    message: dict[str, Any] = conv.messages(contact_id)["messages"][-1]
+    return message
+
+
+def test_a_text_is_sent_as_the_cloud_api_wants(conv: Conversation) -> None:
+    contact, number = _open_conversation(conv)
+    queued = ok_data(
+        conv.send(contact["id"], text="Our price is 10"), "Message queued successfully."
+    )
+    message = queued["message"]
+    assert message["status"] == "queued" and message["direction"] == "out"
+    assert message["sentBy"]["type"] == "key" and message["externalId"] is None
+    assert conv.contact(contact["id"])["lastMessage"] == "Our price is 10"
+    conv.send_all()
+    request = conv.graph.sends()[-1]
+    assert request.path == f"/v21.0/{conv.phone_number_id}/messages"
+    assert request.headers["authorization"] == f"Bearer {TOKEN}"
+    assert request.body == {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": number,
+        "type": "text",
+        "text": {"body": "Our price is 10"},
+    }
+    sent = _last(conv, contact["id"])
+    assert sent["id"] == message["id"] and sent["status"] == "sent"
+    assert sent["externalId"].startswith("wamid.fake")
+    events = ok_data(conv.api.get("/api/events", params={"recordId": message["id"]}))["events"]
+    assert [e["type"] for e in events] == ["message.created", "message.updated"]
+    assert events[1]["changed"] == ["status", "statusAt", "externalId"]
+    assert events[1]["recordVersion"] == 2
+
+
+def test_a_reply_quotes_the_message(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    inbound = _last(conv, contact["id"])
+    ok_data(conv.send(contact["id"], text="About that", replyToId=inbound["id"]))
+    conv.send_all()
+    assert conv.graph.sends()[-1].body["context"] == {"message_id": inbound["externalId"]}
+    other = conv.api.create_contact(name="Else")
+    theirs = ok_data(
+        conv.api.post(
+            f"/api/contact/{other['id']}/messages/record", json={"direction": "in", "text": "x"}
+        )
+    )
+    body = error(
+        conv.send(contact["id"], text="x", replyToId=theirs["id"]), 422, "VALIDATION_ERROR"
+    )
+    assert body["data"]["errors"][0]["field"] == "replyToId"
+
+
+def test_a_template_is_allowed_outside_the_window(conv: Conversation) -> None:
+    number = unique_phone()
+    contact = conv.api.create_contact(name="Cold lead", internalWhatsappNumber=number)
+    error(conv.send(contact["id"], text="Hello?"), 422, "WINDOW_CLOSED")
+    template = {"name": "follow_up", "language": "es", "parameters": ["Ana", "10%"]}
+    message = ok_data(conv.send(contact["id"], template=template))["message"]
+    assert message["type"] == "template"
+    conv.send_all()
+    assert conv.graph.sends()[-1].body == {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": number,
+        "type": "template",
+        "template": {
+            "name": "follow_up",
+            "language": {"code": "es"},
+            "components": [
+                {
+                    "type": "body",
+                    "parameters": [
+                        {"type": "text", "text": "Ana"},
+                        {"type": "text", "text": "10%"},
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def test_the_window_is_24_hours_after_the_last_inbound_message(conv: Conversation) -> None:
+    contact = conv.api.create_contact(name="Old", internalWhatsappNumber=unique_phone())
+    old = (datetime.now(UTC) - timedelta(hours=25)).isoformat()
+    ok_data(
+        conv.api.post(
+            f"/api/contact/{contact['id']}/messages/record",
+            json={"direction": "in", "text": "old", "createdAt": old},
+        )
+    )
+    error(conv.send(contact["id"], text="late"), 422, "WINDOW_CLOSED")
+    recent = (datetime.now(UTC) - timedelta(hours=23)).isoformat()
+    ok_data(
+        conv.api.post(
+            f"/api/contact/{contact['id']}/messages/record",
+            json={"direction": "in", "text": "newer", "createdAt": recent},
+        )
+    )
+    ok_data(conv.send(contact["id"], text="in time"))
+    conv.send_all()
+
+
+def test_no_channel(conv: Conversation) -> None:
+    no_number = conv.api.create_contact(name="No phone")
+    error(conv.send(no_number["id"], template={"name": "t", "language": "en"}), 422, "NO_CHANNEL")
+    contact, _ = _open_conversation(conv)
+    ok_data(conv.api.put(f"/api/channel/{conv.channel['id']}", json={"enabled": False}))
+    error(conv.send(contact["id"], text="x"), 422, "NO_CHANNEL")
+    error(conv.send("00000000-0000-7000-8000-000000000000", text="x"), 404, "CONTACT_NOT_FOUND")
+
+
+def test_send_bodies_are_checked(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    for body in (
+        {},
+        {"text": "a", "template": {"name": "t", "language": "en"}},
+        {"text": "x" * 4097},
+        {"text": "   "},
+    ):
+        error(conv.send(contact["id"], **body), 422, "VALIDATION_ERROR")
+    error(conv.send(contact["id"], template={"name": "t"}), 422, "VALIDATION_ERROR")
+    error(conv.send(contact["id"], text="a", priority="high"), 400, "BAD_REQUEST")
+    assert [m["direction"] for m in conv.messages(contact["id"])["messages"]] == ["in"]
+
+
+def test_an_idempotent_send_is_queued_once(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    headers = {"Idempotency-Key": f"send-{contact['id']}"}
+    first = conv.api.post(
+        f"/api/contact/{contact['id']}/messages", json={"text": "once"}, headers=headers
+    )
+    again = conv.api.post(
+        f"/api/contact/{contact['id']}/messages", json={"text": "once"}, headers=headers
+    )
+    assert ok_data(first)["id"] == ok_data(again)["id"]
+    assert len(conv.messages(contact["id"])["messages"]) == 2
+
+
+def test_an_error_answer_fails_the_message(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    conv.graph.script(WINDOW_CLOSED)
+    ok_data(conv.send(contact["id"], text="too late?"))
+    conv.send_all()
+    message = _last(conv, contact["id"])
+    assert message["status"] == "failed"
+    assert message["error"] == {"code": 131047, "title": "Re-engagement message"}
+
+
+def test_429_is_retried_then_sent(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    conv.graph.script(
+        Reply(429, {"error": {"code": 130429, "message": "Rate limit hit"}}, {"retry-after": "0"})
+    )
+    ok_data(conv.send(contact["id"], text="patience"))
+    conv.send_all()
+    assert _last(conv, contact["id"])["status"] == "queued"
+    time.sleep(0.3)
+    conv.send_all()
+    assert len(conv.graph.sends()) == 2
+    assert _last(conv, contact["id"])["status"] == "sent"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def test_a_refused_connection_is_retried_until_the_schedule_ends(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    nowhere = f"http://127.0.0.1:{_closed_port()}/v21.0"
+    ok_data(conv.api.put(f"/api/channel/{conv.channel['id']}", json={"apiBaseUrl": nowhere}))
+    ok_data(conv.send(contact["id"], text="hello?"))
+    for _ in range(5):  # the first attempt and the four retries of the test schedule
+        conv.send_all()
+        assert _last(conv, contact["id"])["status"] in ("queued", "failed")
+        time.sleep(0.3)
+    message = _last(conv, contact["id"])
+    assert message["status"] == "failed" and message["error"]["code"] == "NOT_SENT"
+
+
+def test_an_unknown_outcome_is_never_sent_again(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    conv.graph.script(Reply(500), Reply(200, delay=3.0), Reply(hang_up=True))
+    for text in ("five hundred", "slow", "hung up"):
+        ok_data(conv.send(contact["id"], text=text))
+        conv.send_all()
+    for _ in range(3):
+        time.sleep(0.3)
+        conv.send_all()
+    assert [r.body["text"]["body"] for r in conv.graph.sends()] == [
+        "five hundred",
+        "slow",
+        "hung up",
+    ]
+    outbound = [m for m in conv.messages(contact["id"])["messages"] if m["direction"] == "out"]
+    assert [m["status"] for m in outbound] == ["failed"] * 3
+    assert {m["error"]["code"] for m in outbound} == {"UNKNOWN_OUTCOME"}
+
+
+def test_a_send_cut_short_by_a_crash_fails_instead_of_repeating(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    ok_data(conv.send(contact["id"], text="mid-crash"))
+
+    async def claim_and_die() -> None:
+        db = Database(conversation_settings(conv.url))
+        try:
+            now = datetime.now(UTC)
+            taken = await claim_sends(db, due=now, now=now, lease_seconds=0.1, limit=100)
+            assert any(s.text == "mid-crash" for s in taken)
+        finally:
+            await db.dispose()
+
+    run_sync(claim_and_die)  # leased, and never recorded: the process "died"
+    time.sleep(0.2)
+    conv.send_all()
+    message = _last(conv, contact["id"])
+    assert message["status"] == "failed" and message["error"]["code"] == "UNKNOWN_OUTCOME"
+    assert [r.body["text"]["body"] for r in conv.graph.sends()] == []
+
+
+def test_a_person_retries_a_failed_message(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    conv.graph.script(Reply(500))
+    message = ok_data(conv.send(contact["id"], text="again"))["message"]
+    conv.send_all()
+    assert _last(conv, contact["id"])["status"] == "failed"
+    retried = ok_data(conv.api.post(f"/api/message/{message['id']}/retry"))
+    assert retried["id"] == message["id"]
+    assert retried["message"]["status"] == "queued" and retried["message"]["error"] is None
+    conv.send_all()
+    assert _last(conv, contact["id"])["status"] == "sent"
+    assert len(conv.graph.sends()) == 2
