@@ -106,12 +106,23 @@ class BufferedStderrHandler(logging.StreamHandler):
             self.handleError(record)
 
 
+# Libraries whose debug lines carry every SQL statement's parameters (password hashes,
+# tokens, channel secrets): kept at WARNING whatever CHATCRM_LOG_LEVEL says.
+_TOO_TALKATIVE = ("aiosqlite",)
+
+
+def silence_libraries() -> None:
+    for name in _TOO_TALKATIVE:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def configure(level: str = "info", *, json: bool = True) -> None:
     handler = BufferedStderrHandler()
     handler.setFormatter(JsonFormatter() if json else TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    silence_libraries()
     for name in ("uvicorn", "uvicorn.error"):
         logger = logging.getLogger(name)
         logger.handlers[:] = []
