@@ -191,3 +191,32 @@ def test_a_duplicate_it_cannot_see_is_refused_without_naming_it(
     board = ok_data(_get(agent, owner_api, "/api/opportunity/board"))
     cards = {card["record"]["id"]: card for column in board["columns"] for card in column["cards"]}
     assert cards[o["mine"]["id"]]["contactName"] is None
+
+
+def test_conversations_follow_their_contact(owner_api: Api, world: dict[str, Any]) -> None:
+    """K.1 under J.2: the messages of a contact the agent cannot see are unknown to it, in
+    the conversation, the message routes and the feed."""
+    agent, c = world["agent"], world["contacts"]
+    ws = {"x-workspace-id": owner_api.ws}
+    recorded = {}
+    for which in ("mine", "other"):
+        recorded[which] = ok_data(
+            owner_api.post(
+                f"/api/contact/{c[which]['id']}/messages/record",
+                json={"direction": "in", "text": f"to {which}"},
+            )
+        )["message"]
+    mine = agent.request("GET", f"/api/contact/{c['mine']['id']}/messages", headers=ws)
+    assert [m["text"] for m in ok_data(mine)["messages"]] == ["to mine"]
+    hidden = agent.request("GET", f"/api/contact/{c['other']['id']}/messages", headers=ws)
+    assert (hidden.status_code, hidden.json()["errorCode"]) == (404, "CONTACT_NOT_FOUND")
+    body = {"direction": "out", "text": "sneak"}
+    path = f"/api/contact/{c['other']['id']}/messages/record"
+    assert agent.request("POST", path, json=body, headers=ws).status_code == 404
+    retry = agent.request("POST", f"/api/message/{recorded['other']['id']}/retry", headers=ws)
+    unknown = agent.request("POST", f"/api/message/{UNKNOWN}/retry", headers=ws)
+    assert retry.status_code == unknown.status_code == 404
+    assert retry.json()["errorCode"] == unknown.json()["errorCode"] == "MESSAGE_NOT_FOUND"
+    events = ok_data(_get(agent, owner_api, "/api/events", pageSize="100"))["events"]
+    seen = {e["recordId"] for e in events}
+    assert recorded["mine"]["id"] in seen and recorded["other"]["id"] not in seen

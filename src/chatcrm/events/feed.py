@@ -12,6 +12,7 @@ from sqlalchemy import (
     BigInteger,
     ColumnElement,
     Select,
+    and_,
     bindparam,
     exists,
     literal_column,
@@ -200,6 +201,25 @@ def _records_seen(dialect: str) -> ColumnElement[bool]:
                 )
             )
         )
+    # A message's events (K.1): seen with its contact.
+    from chatcrm.messages.tables import messages
+
+    m, k = messages.c, CONTACT.table.c
+    seen.append(
+        exists(
+            select(m.id)
+            .select_from(
+                messages.join(
+                    CONTACT.table, and_(k.workspace_id == m.workspace_id, k.id == m.contact_id)
+                )
+            )
+            .where(
+                m.workspace_id == c.workspace_id,
+                m.id == c.record_id,
+                visibility.condition(CONTACT, dialect),
+            )
+        )
+    )
     return or_(c.record_id.is_(None), *seen)
 
 
