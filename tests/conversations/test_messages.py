@@ -240,3 +240,22 @@ def test_media_is_fetched_through_the_channel(conv: Conversation) -> None:
     assert got.headers["content-type"] == "image/jpeg"
     text = _record(conv, contact["id"], direction="in", text="no media")
     error(conv.api.get(f"/api/message/{text['id']}/media"), 404, "NOT_FOUND")
+
+
+def test_a_merge_joins_the_conversations(conv: Conversation) -> None:
+    primary = conv.api.create_contact(name="Primary")
+    duplicate = conv.api.create_contact(name="Duplicate")
+    start = datetime.now(UTC) - timedelta(hours=1)
+    ids = [
+        _record(
+            conv,
+            contact["id"],
+            direction="in",
+            text=text,
+            createdAt=(start + timedelta(minutes=i)).isoformat(),
+        )["id"]
+        for i, (contact, text) in enumerate([(primary, "p1"), (duplicate, "d1"), (primary, "p2")])
+    ]
+    body = {"primaryId": primary["id"], "duplicateIds": [duplicate["id"]]}
+    ok_data(conv.api.post("/api/contact/merge", json=body))
+    assert [m["id"] for m in conv.messages(primary["id"])["messages"]] == ids

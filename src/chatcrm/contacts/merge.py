@@ -2,8 +2,9 @@
 
 The duplicates are soft-deleted first, so that the primary can take over their phone or
 email under the unique indexes of live contacts; then the primary fills its empty fields
-from them, unites their tags and variables, and takes over their activities and live
-opportunities. Every change has its event, in the same transaction.
+from them, unites their tags and variables, and takes over their activities, messages and
+live opportunities. Every change of a record has its event, in the same transaction (the
+activities and messages moved are named by `contact.merged`'s mergedIds).
 """
 
 from __future__ import annotations
@@ -190,6 +191,19 @@ def _move_activities_statement(dialect: str) -> Any:
     )
 
 
+@cache
+def _move_messages_statement(dialect: str) -> Any:
+    """The duplicates' conversations join the primary's (contract K.1), as activities do."""
+    from chatcrm.messages.tables import messages  # messages sit above contacts
+
+    m = messages.c
+    return (
+        update(messages)
+        .where(m.workspace_id == bindparam("_ws"), in_id_list(m.contact_id, "_ids", dialect))
+        .values(contact_id=bindparam("_primary"))
+    )
+
+
 _oc = OPPORTUNITY.table.c
 
 
@@ -268,14 +282,13 @@ async def merge(
     )
     await statements.update_record(conn, CONTACT, workspace_id, primary_id, columns)
     await replace_tags(conn, workspace_id, primary_id, tag_ids, kept=earliest, now=now)
-    await conn.execute(
-        _move_activities_statement(conn.dialect),
-        {
-            "_ws": workspace_id,
-            "_ids": id_list(duplicate_ids, conn.dialect),
-            "_primary": primary_id,
-        },
-    )
+    moved = {
+        "_ws": workspace_id,
+        "_ids": id_list(duplicate_ids, conn.dialect),
+        "_primary": primary_id,
+    }
+    await conn.execute(_move_activities_statement(conn.dialect), moved)
+    await conn.execute(_move_messages_statement(conn.dialect), moved)
     view = await writing.get(conn, CONTACT, workspace_id, primary_id, shape=CONTACT.written_shape)
     await write_event(
         conn,
