@@ -259,3 +259,30 @@ def test_a_merge_joins_the_conversations(conv: Conversation) -> None:
     body = {"primaryId": primary["id"], "duplicateIds": [duplicate["id"]]}
     ok_data(conv.api.post("/api/contact/merge", json=body))
     assert [m["id"] for m in conv.messages(primary["id"])["messages"]] == ids
+
+
+def test_an_older_message_does_not_move_the_last_message_back(conv: Conversation) -> None:
+    contact = conv.api.create_contact(name="Late")
+    _record(conv, contact["id"], direction="in", text="newest")
+    old = (datetime.now(UTC) - timedelta(days=2)).isoformat()
+    _record(conv, contact["id"], direction="out", text="from the archive", createdAt=old)
+    assert conv.contact(contact["id"])["lastMessage"] == "newest"
+    # An inbound message to a contact already unread leaves isRead out of `changed`.
+    _record(conv, contact["id"], direction="in", text="again")
+    updates = [e for e in _events(conv, contact["id"]) if e["type"] == "contact.updated"]
+    assert "isRead" not in updates[-1]["changed"] and "lastMessage" in updates[-1]["changed"]
+
+
+def test_media_the_channel_cannot_give_is_a_503(conv: Conversation) -> None:
+    number = new_sender_number()
+    message = {
+        "from": number,
+        "id": wamid(),
+        "timestamp": "1760000000",
+        "type": "audio",
+        "audio": {"id": "media-gone", "mime_type": "audio/ogg"},
+    }
+    conv.deliver(delivery(conv.phone_number_id, messages=[message]))
+    stored = conv.messages(conv.contact_of(number)["id"])["messages"][0]
+    assert conv.contact(stored["contactId"])["lastMessage"] == "[audio]"
+    error(conv.api.get(f"/api/message/{stored['id']}/media"), 503, "SERVICE_UNAVAILABLE")

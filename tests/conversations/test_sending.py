@@ -256,3 +256,53 @@ def test_a_person_retries_a_failed_message(conv: Conversation) -> None:
     conv.send_all()
     assert _last(conv, contact["id"])["status"] == "sent"
     assert len(conv.graph.sends()) == 2
+
+
+def test_a_name_that_does_not_resolve_is_retried(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    ok_data(
+        conv.api.put(
+            f"/api/channel/{conv.channel['id']}", json={"apiBaseUrl": "http://graph.invalid/v21.0"}
+        )
+    )
+    ok_data(conv.send(contact["id"], text="anyone?"))
+    conv.send_all()
+    assert _last(conv, contact["id"])["status"] == "queued"
+
+
+def test_a_recorded_message_is_not_quoted_to_meta(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    recorded = ok_data(
+        conv.api.post(
+            f"/api/contact/{contact['id']}/messages/record",
+            json={"direction": "in", "text": "from the bot", "externalId": "bot-7731"},
+        )
+    )["message"]
+    ok_data(conv.send(contact["id"], text="re: bot", replyToId=recorded["id"]))
+    conv.send_all()
+    assert "context" not in conv.graph.sends()[-1].body
+
+
+def test_a_retry_goes_out_through_the_channel_of_now(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    conv.graph.script(Reply(500))
+    message = ok_data(conv.send(contact["id"], text="via the new line"))["message"]
+    conv.send_all()
+    ok_data(conv.api.delete(f"/api/channel/{conv.channel['id']}"))
+    ok_data(
+        conv.api.post(
+            "/api/channel",
+            json={
+                "type": "whatsapp",
+                "name": "New line",
+                "phoneNumberId": conv.phone_number_id + "9",
+                "accessToken": TOKEN,
+                "appSecret": "s",
+                "apiBaseUrl": conv.graph.base_url,
+            },
+        )
+    )
+    ok_data(conv.api.post(f"/api/message/{message['id']}/retry"))
+    conv.send_all()
+    assert conv.graph.sends()[-1].path == f"/v21.0/{conv.phone_number_id}9/messages"
+    assert _last(conv, contact["id"])["status"] == "sent"

@@ -10,7 +10,7 @@ class ChannelNotFound(ServiceError):
     status, error_code = 404, m.CHANNEL_NOT_FOUND
 
     def __init__(self, channel_id: str) -> None:
-        super().__init__(f"No channel with id '{channel_id}' in this workspace.")
+        super().__init__(f"No channel with id '{channel_id}'.")
 
 
 class DuplicateChannel(ServiceError):

@@ -137,6 +137,8 @@ async def post(
     try:
         async with asyncio.timeout(deadline):
             refused = await check_at_send(url, allow_private=allow_private)
+            if refused is not None and refused.endswith("does not resolve"):
+                return Result(RETRY, detail=refused)  # nothing was sent
             if refused is not None:
                 error = {"code": "ADDRESS_REFUSED", "title": f"address refused: {refused}"}
                 return Result(FAILED, error=error, detail=error["title"])

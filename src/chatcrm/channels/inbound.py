@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from chatcrm.contacts import repository as contacts_repo
@@ -21,6 +21,7 @@ from chatcrm.core.phone import PhoneError, normalize_phone
 from chatcrm.core.timestamps import utcnow
 from chatcrm.core.values import NAME_MAX
 from chatcrm.db.database import Connection, Row
+from chatcrm.events.outbox import write_events
 from chatcrm.messages import repository as messages_repo
 from chatcrm.messages.record import (
     FAILED,
@@ -31,8 +32,16 @@ from chatcrm.messages.record import (
     STORED_TEXT_MAX,
     TYPES,
     WHATSAPP,
+    preview,
 )
-from chatcrm.messages.service import NewMessage, apply_status, store
+from chatcrm.messages.service import (
+    NewMessage,
+    apply_status,
+    contact_change,
+    created_event,
+    message_row,
+    touch_contacts,
+)
 from chatcrm.records import writing
 from chatcrm.records.visibility import restrict
 
@@ -64,14 +73,30 @@ def _time(value: object, default: datetime) -> datetime:
         return default
 
 
+@dataclass
+class _Inbound:
+    """A message of the delivery, read."""
+
+    wamid: str
+    sender: str  # as Meta wrote it (wa_id)
+    number: str  # normalised as B.1
+    profile: str | None
+    created_at: datetime
+    message: dict[str, Any]
+
+
 async def apply(conn: Connection, channel: Row, payload: object) -> Applied:
-    """Apply one delivery (a parsed JSON body); raises UniqueViolation on a racing
-    duplicate (see the module docstring)."""
+    """Apply one delivery (a parsed JSON body); raises UniqueViolation (or
+    DuplicateContact) on a racing duplicate (see the module docstring)."""
     restrict(None)  # no caller: nothing is hidden from a channel
     conn.actor = actor(channel)
     await conn.begin()
     applied = Applied()
     now = utcnow()
+    found: list[_Inbound] = []
+    statuses: list[dict[str, Any]] = []
+    # Meta's timestamps are whole seconds: the messages of one delivery keep their order
+    # in the conversation by a microsecond each.
     for entry in _items(payload, "entry"):
         for change in _items(entry, "changes"):
             value = change.get("value")
@@ -87,10 +112,97 @@ async def apply(conn: Connection, channel: Row, payload: object) -> Applied:
                 for c in _items(value, "contacts")
             }
             for message in _items(value, "messages"):
-                applied.messages += await _message(conn, channel, message, names, now)
-            for status in _items(value, "statuses"):
-                applied.statuses += await _status(conn, channel["workspace_id"], status, now)
+                read = _read(message, names, now, len(found))
+                if read is not None:
+                    found.append(read)
+            statuses += _items(value, "statuses")
+    applied.messages = await _store(conn, channel, found, now)
+    for status in statuses:
+        applied.statuses += await _status(conn, channel["workspace_id"], status, now)
     return applied
+
+
+def _read(
+    message: dict[str, Any], names: dict[str, str | None], now: datetime, place: int
+) -> _Inbound | None:
+    wamid, sender = _str(message.get("id")), _str(message.get("from"))
+    if wamid is None or sender is None:
+        return None
+    try:
+        number = normalize_phone(sender)
+    except PhoneError:
+        return None
+    created_at = _time(message.get("timestamp"), now) + timedelta(microseconds=place)
+    return _Inbound(wamid, sender, number, names.get(sender), created_at, message)
+
+
+async def _store(conn: Connection, channel: Row, found: list[_Inbound], now: datetime) -> int:
+    """Store the new messages of a delivery with a few statements whatever their number:
+    which wamids are known, the senders' contacts (locked), the contacts to create, then
+    every message, their events, each contact's change and its event."""
+    workspace_id = channel["workspace_id"]
+    known = await messages_repo.by_external_ids(conn, workspace_id, [f.wamid for f in found])
+    new: dict[str, _Inbound] = {}
+    for f in found:
+        if f.wamid not in known:
+            new.setdefault(f.wamid, f)  # a wamid twice in one delivery: once
+    if not new:
+        return 0
+    numbers = list(dict.fromkeys(f.number for f in new.values()))
+    contacts = await contacts_repo.live_of_numbers(conn, workspace_id, numbers)
+    for f in new.values():
+        if f.number not in contacts:
+            contact_id = await _create_contact(conn, workspace_id, f, channel)
+            contacts[f.number] = {"id": contact_id, "is_solved": False, "is_read": False}
+    replied = [
+        str(m.message["context"]["id"])
+        for m in new.values()
+        if isinstance(m.message.get("context"), dict) and _str(m.message["context"].get("id"))
+    ]
+    replies = await messages_repo.by_external_ids(conn, workspace_id, replied)
+    rows = []
+    for f in new.values():
+        kind, text, media, location = _content(f.message)
+        context = f.message.get("context")
+        reply_to = replies.get(str(context.get("id"))) if isinstance(context, dict) else None
+        message = NewMessage(
+            contact_id=contacts[f.number]["id"],
+            direction=IN,
+            type=kind,
+            status=RECEIVED,
+            created_at=f.created_at,
+            text=text,
+            media=media,
+            location=location,
+            external_id=f.wamid,
+            reply_to_id=reply_to,
+            channel=WHATSAPP,
+            channel_id=channel["id"],
+        )
+        rows.append((message_row(workspace_id, message, now=now), kind, text))
+    await messages_repo.insert_messages(conn, [r for r, _, _ in rows])
+    await write_events(conn, [created_event(r, now=now) for r, _, _ in rows])
+    # One change per contact: its latest message of the delivery.
+    latest: dict[str, tuple[datetime, str]] = {}
+    for row, kind, text in rows:
+        at = row["created_at"]
+        if row["contact_id"] not in latest or at >= latest[row["contact_id"]][0]:
+            latest[row["contact_id"]] = (at, preview(kind, text))
+    current = {c["id"]: c for c in contacts.values()}
+    newest = await messages_repo.newest_of(conn, workspace_id, list(latest))
+    changes = {
+        contact_id: contact_change(
+            current[contact_id],
+            last=last,
+            at=at,
+            inbound=True,
+            newest=newest.get(contact_id),
+            now=now,
+        )
+        for contact_id, (at, last) in latest.items()
+    }
+    await touch_contacts(conn, workspace_id, changes, now=now)
+    return len(rows)
 
 
 def _content(message: dict[str, Any]) -> tuple[str, str | None, Any, Any]:
@@ -133,71 +245,16 @@ def _content(message: dict[str, Any]) -> tuple[str, str | None, Any, Any]:
     return kind, text, media, location
 
 
-async def _message(
-    conn: Connection,
-    channel: Row,
-    message: dict[str, Any],
-    names: dict[str, str | None],
-    now: datetime,
-) -> int:
-    workspace_id = channel["workspace_id"]
-    wamid, sender = _str(message.get("id")), _str(message.get("from"))
-    if wamid is None or sender is None:
-        return 0
-    if await messages_repo.by_external_id(conn, workspace_id, wamid) is not None:
-        return 0  # a duplicate delivery: nothing changes
-    try:
-        number = normalize_phone(sender)
-    except PhoneError:
-        return 0
-    contact_id = await _contact(conn, workspace_id, number, sender, names.get(sender), channel)
-    kind, text, media, location = _content(message)
-    reply_to = None
-    context = message.get("context")
-    if isinstance(context, dict) and _str(context.get("id")):
-        replied = await messages_repo.by_external_id(conn, workspace_id, context["id"])
-        reply_to = replied["id"] if replied is not None else None
-    new = NewMessage(
-        contact_id=contact_id,
-        direction=IN,
-        type=kind,
-        status=RECEIVED,
-        created_at=_time(message.get("timestamp"), now),
-        text=text,
-        media=media,
-        location=location,
-        external_id=wamid,
-        reply_to_id=reply_to,
-        channel=WHATSAPP,
-        channel_id=channel["id"],
-    )
-    await store(conn, workspace_id, new, now=now)
-    return 1
-
-
-async def _contact(
-    conn: Connection,
-    workspace_id: str,
-    number: str,
-    sender: str,
-    profile: str | None,
-    channel: Row,
-) -> str:
-    """The live contact of the sender's number (its WhatsApp number, else its sender
-    phone), or a new one made from the profile."""
-    found = await contacts_repo.find_live_by_phone(conn, workspace_id, number)
-    if found is None:
-        found = await contacts_repo.find_live_by_sender_phone(conn, workspace_id, number)
-    if found is not None:
-        return found
-    name = (profile or "").strip()[:NAME_MAX] or number
+async def _create_contact(conn: Connection, workspace_id: str, f: _Inbound, channel: Row) -> str:
+    """A new contact for a sender no contact has: named by the profile (else the number)."""
+    name = (f.profile or "").strip()[:NAME_MAX] or f.number
     body = {
         "name": name,
         "platformId": WHATSAPP,
-        "internalWhatsappNumber": number,
-        "platformSenderId": sender,
-        "platformSenderPhone": number,
-        "platformSenderName": (profile or "")[:NAME_MAX],
+        "internalWhatsappNumber": f.number,
+        "platformSenderId": f.sender,
+        "platformSenderPhone": f.number,
+        "platformSenderName": (f.profile or "")[:NAME_MAX],
     }
     view = await writing.create(
         conn,

@@ -154,7 +154,10 @@ async def claim_sends(
             reply_to = None
             if row["reply_to_id"] is not None:
                 replied = await messages_repo.get(conn, row["workspace_id"], row["reply_to_id"])
-                reply_to = replied["external_id"] if replied is not None else None
+                # Quoted only when it went through a channel: a recorded message's
+                # externalId is not a wamid Meta would know.
+                if replied is not None and replied["channel_id"] is not None:
+                    reply_to = replied["external_id"]
             taken.append(
                 Send(
                     workspace_id=row["workspace_id"],

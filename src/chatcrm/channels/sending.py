@@ -37,6 +37,7 @@ from chatcrm.webhooks.sender import new_client
 
 log = logging.getLogger("chatcrm.channels")
 
+CHANNEL_SCHEDULE = "CHATCRM_CHANNEL_RETRY_SCHEDULE"
 IDLE_POLL_SECONDS = 0.25
 LEASE_MARGIN_SECONDS = 5.0
 SHUTDOWN_GRACE_SECONDS = 5.0
@@ -57,7 +58,7 @@ class Sender:
         self._lease = settings.channel_timeout + settings.db_connect_timeout + LEASE_MARGIN_SECONDS
         self._room = settings.channel_max_in_flight
         # Raises ScheduleError on a malformed CHATCRM_CHANNEL_RETRY_SCHEDULE.
-        self.schedule = RetrySchedule.parse(settings.channel_retry_schedule)
+        self.schedule = RetrySchedule.parse(settings.channel_retry_schedule, CHANNEL_SCHEDULE)
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._client: httpx.AsyncClient | None = None

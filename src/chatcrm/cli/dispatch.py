@@ -10,6 +10,7 @@ import signal
 import click
 import uvloop
 
+from chatcrm.channels.sending import CHANNEL_SCHEDULE
 from chatcrm.cli.database import database_url_option, fail, run_db, settings_for
 from chatcrm.config import Settings
 from chatcrm.db.database import Connection
@@ -22,9 +23,10 @@ log = logging.getLogger("chatcrm.webhooks")
 
 
 def check_schedule(settings: Settings) -> None:
-    """Refuse to start on a malformed CHATCRM_WEBHOOK_RETRY_SCHEDULE, in one line."""
+    """Refuse to start on a malformed retry schedule (webhooks or channels), in one line."""
     try:
         RetrySchedule.parse(settings.webhook_retry_schedule)
+        RetrySchedule.parse(settings.channel_retry_schedule, CHANNEL_SCHEDULE)
     except ScheduleError as exc:
         fail(str(exc))
 

@@ -24,7 +24,8 @@ def _only(body: dict[str, Any], allowed: tuple[str, ...]) -> None:
     for key in body:
         if key != "workspaceId" and key not in allowed:
             listing = ", ".join(allowed)
-            raise BadRequest.field(key, f"Unknown field '{key}'. Fields: {listing}.")
+            fields = f"Fields: {listing}." if allowed else "This operation takes no fields."
+            raise BadRequest.field(key, f"Unknown field '{key}'. {fields}")
 
 
 def _text(errors: list[FieldError], key: str, value: Any, limit: int) -> str | None:

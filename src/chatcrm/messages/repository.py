@@ -3,12 +3,13 @@ Citus)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import and_, bindparam, insert, or_, select, update
+from sqlalchemy import Select, and_, bindparam, func, insert, or_, select, update
 
 from chatcrm.db.database import Connection, Row
+from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.messages.record import IN
 from chatcrm.messages.tables import messages
 
@@ -54,6 +55,30 @@ async def insert_message(conn: Connection, row: dict[str, Any]) -> None:
     await conn.execute(_INSERT, row)
 
 
+async def insert_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """Many messages with one statement sent many times (a delivery's)."""
+    if rows:
+        await conn.executemany(_INSERT, rows)
+
+
+@cache
+def _by_external_ids(dialect: str) -> Select[Any]:
+    return select(c.id, c.external_id).where(_WS, in_id_list(c.external_id, "_ids", dialect))
+
+
+async def by_external_ids(
+    conn: Connection, workspace_id: str, external_ids: list[str]
+) -> dict[str, str]:
+    """external id → message id, for the given external ids the workspace holds."""
+    if not external_ids:
+        return {}
+    rows = await conn.fetch(
+        _by_external_ids(conn.dialect),
+        {"_ws": workspace_id, "_ids": id_list(external_ids, conn.dialect)},
+    )
+    return {r["external_id"]: r["id"] for r in rows}
+
+
 async def get(conn: Connection, workspace_id: str, message_id: str) -> Row | None:
     return await conn.fetchrow(_GET, {"_ws": workspace_id, "_id": message_id})
 
@@ -85,6 +110,25 @@ async def newest(
     return await conn.fetch(_OLDER, params)
 
 
+@cache
+def _newest_of(dialect: str) -> Select[Any]:
+    return (
+        select(c.contact_id, func.max(c.created_at).label("newest"))
+        .where(_WS, in_id_list(c.contact_id, "_ids", dialect))
+        .group_by(c.contact_id)
+    )
+
+
+async def newest_of(conn: Connection, workspace_id: str, contact_ids: list[str]) -> dict[str, Any]:
+    """contact id → when its newest message was created (contacts with messages only)."""
+    if not contact_ids:
+        return {}
+    rows = await conn.fetch(
+        _newest_of(conn.dialect), {"_ws": workspace_id, "_ids": id_list(contact_ids, conn.dialect)}
+    )
+    return {r["contact_id"]: r["newest"] for r in rows}
+
+
 async def last_inbound(conn: Connection, workspace_id: str, contact_id: str) -> Row | None:
     return await conn.fetchrow(_LAST_INBOUND, {"_ws": workspace_id, "_contact": contact_id})
 
@@ -93,8 +137,3 @@ async def update_message(
     conn: Connection, workspace_id: str, message_id: str, values: dict[str, Any]
 ) -> int:
     return await conn.execute(_UPDATE, {"_ws": workspace_id, "_id": message_id, **values})
-
-
-def due_at(row: Row) -> datetime | None:
-    value: datetime | None = row["next_attempt_at"]
-    return value

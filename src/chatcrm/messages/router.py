@@ -15,6 +15,7 @@ from chatcrm.channels import repository as channels
 from chatcrm.channels.sending import http_client
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.core import messages as m
+from chatcrm.core.errors import ServiceUnavailable
 from chatcrm.core.jsontext import load_exact
 from chatcrm.messages import bodies, service
 from chatcrm.messages.errors import NoMedia
@@ -185,7 +186,12 @@ async def retry_message(call: Call, messageId: str) -> Response:
     body = await call.read_body(required=False)
     workspace_id = await call.workspace(query=False, body=body)
     bodies.no_fields(body)
-    message = await service.retry(call.conn, workspace_id=workspace_id, message_id=messageId)
+    message = await service.retry(
+        call.conn,
+        workspace_id=workspace_id,
+        message_id=messageId,
+        sending_channel=await channels.sending(call.conn, workspace_id),
+    )
     return ok(m.MESSAGE_RETRIED, {"id": messageId, "message": message})
 
 
@@ -225,7 +231,7 @@ async def get_media(call: Call, messageId: str) -> Response:
         )
     except graph.MediaUnavailable as exc:
         await client.aclose()
-        raise NoMedia(messageId) from exc
+        raise ServiceUnavailable(f"The channel could not give this media: {exc}") from exc
 
     async def close() -> None:
         await answer.aclose()

@@ -7,6 +7,7 @@ Every change runs on the caller's connection, in its transaction: the message, i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,7 +18,7 @@ from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.jsontext import to_text
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection, Row
-from chatcrm.events.outbox import write_event
+from chatcrm.events.outbox import NewEvent, write_event, write_events
 from chatcrm.messages import repository as repo
 from chatcrm.messages.bodies import Recorded, Send
 from chatcrm.messages.errors import MessageNotFailed, MessageNotFound, NoChannel, WindowClosed
@@ -66,14 +67,9 @@ def _json(value: Any) -> str | None:
     return None if value is None else to_text(value)
 
 
-async def store(
-    conn: Connection, workspace_id: str, new: NewMessage, *, now: datetime
-) -> dict[str, Any]:
-    """Insert a message with its `message.created` event and its effect on the contact
-    (which must be live: the caller found it). Raises UniqueViolation for an external id
-    the workspace already holds (the caller decides what a duplicate means)."""
-    await conn.begin()
-    row: dict[str, Any] = {
+def message_row(workspace_id: str, new: NewMessage, *, now: datetime) -> dict[str, Any]:
+    """The row of a new message (version 1)."""
+    return {
         "workspace_id": workspace_id,
         "id": new_id(),
         "contact_id": new.contact_id,
@@ -98,18 +94,22 @@ async def store(
         "attempt_started_at": None,
         "receipt_due_at": None,
     }
+
+
+def created_event(row: dict[str, Any], *, now: datetime) -> NewEvent:
+    return NewEvent(row["workspace_id"], "message.created", row["id"], 1, [], wire(row), now)
+
+
+async def store(
+    conn: Connection, workspace_id: str, new: NewMessage, *, now: datetime
+) -> dict[str, Any]:
+    """Insert a message with its `message.created` event and its effect on the contact
+    (which must be live: the caller found it). Raises UniqueViolation for an external id
+    the workspace already holds (the caller decides what a duplicate means)."""
+    await conn.begin()
+    row = message_row(workspace_id, new, now=now)
     await repo.insert_message(conn, row)
-    message = wire(row)
-    await write_event(
-        conn,
-        workspace_id=workspace_id,
-        type="message.created",
-        record_id=row["id"],
-        record_version=1,
-        changed=[],
-        data=message,
-        now=now,
-    )
+    await write_events(conn, [created_event(row, now=now)])
     await touch_contact(
         conn,
         workspace_id,
@@ -119,7 +119,63 @@ async def store(
         inbound=new.direction == IN,
         now=now,
     )
-    return message
+    return wire(row)
+
+
+def contact_change(
+    current: Mapping[str, Any],
+    *,
+    last: str,
+    at: datetime,
+    inbound: bool,
+    newest: datetime | None,
+    now: datetime,
+) -> dict[str, Any]:
+    """The columns a message sets on its contact (K.1), given the contact's stored
+    `is_read` and `is_solved` and when its newest message so far was created: the last
+    message and its date (not moved back by a message older than one the conversation
+    holds, recorded or delivered late); an inbound one also makes it unread and re-opens
+    it if solved. Empty when nothing changes."""
+    columns: dict[str, Any] = {}
+    if newest is None or at >= newest:
+        columns.update(last_message=last, last_message_date=at)
+    if inbound:
+        if current["is_read"]:
+            columns["is_read"] = False
+        if current["is_solved"]:
+            columns.update(is_solved=False, solved_date=None, solved_by_agent_id=None)
+    if columns:
+        columns["modified_at"] = now
+    return columns
+
+
+async def touch_contacts(
+    conn: Connection, workspace_id: str, changes: dict[str, dict[str, Any]], *, now: datetime
+) -> None:
+    """Write contacts' changes (locked by the caller) and their `contact.updated` events,
+    with few statements whatever their number (a delivery's)."""
+    changes = {contact_id: columns for contact_id, columns in changes.items() if columns}
+    if not changes:
+        return
+    await statements.update_records(conn, CONTACT, workspace_id, list(changes.items()))
+    views = await statements.get_any(
+        conn, CONTACT, workspace_id, list(changes), CONTACT.written_shape
+    )
+    await write_events(
+        conn,
+        [
+            NewEvent(
+                workspace_id,
+                "contact.updated",
+                v.id,
+                v.version,
+                CONTACT.fields.changed({}, columns=changes[v.id]),
+                v.record,
+                now,
+            )
+            for v in views
+        ],
+    )
 
 
 async def touch_contact(
@@ -137,11 +193,10 @@ async def touch_contact(
     current = await statements.lock(conn, CONTACT, workspace_id, contact_id)
     if current is None:
         raise CONTACT.not_found(contact_id)
-    columns: dict[str, Any] = {"last_message": last, "last_message_date": at, "modified_at": now}
-    if inbound:
-        columns["is_read"] = False
-        if current["is_solved"]:
-            columns.update(is_solved=False, solved_date=None, solved_by_agent_id=None)
+    newest = (await repo.newest_of(conn, workspace_id, [contact_id])).get(contact_id)
+    columns = contact_change(current, last=last, at=at, inbound=inbound, newest=newest, now=now)
+    if not columns:
+        return
     await statements.update_record(conn, CONTACT, workspace_id, contact_id, columns)
     view = await writing.get(conn, CONTACT, workspace_id, contact_id, shape=CONTACT.written_shape)
     changed = CONTACT.fields.changed({}, columns=columns)
@@ -345,8 +400,12 @@ async def mark_read(conn: Connection, *, workspace_id: str, contact_id: str) -> 
     return last_in
 
 
-async def retry(conn: Connection, *, workspace_id: str, message_id: str) -> dict[str, Any]:
-    """A failed outbound message queued again: the same message, `queued`, no error."""
+async def retry(
+    conn: Connection, *, workspace_id: str, message_id: str, sending_channel: Row | None
+) -> dict[str, Any]:
+    """A failed outbound message queued again: the same message, `queued`, no error, to go
+    out through the workspace's sending channel of now (the one it was queued for may be
+    gone)."""
     await get_row(conn, workspace_id, message_id)
     await conn.begin()
     row = await repo.lock(conn, workspace_id, message_id)
@@ -355,13 +414,17 @@ async def retry(conn: Connection, *, workspace_id: str, message_id: str) -> dict
     if row["status"] != FAILED or row["direction"] != OUT:
         raise MessageNotFailed(message_id, row["status"])
     now = utcnow()
+    extra: dict[str, Any] = {"error": None, "next_attempt_at": now, "attempt_started_at": None}
+    extra["attempts"] = 0
+    if sending_channel is not None:  # the workspace's sending channel now, if it has one
+        extra["channel_id"] = sending_channel["id"]
     return await change_status(
         conn,
         row,
         status=QUEUED,
         at=now,
         now=now,
-        extra={"error": None, "next_attempt_at": now, "attempt_started_at": None, "attempts": 0},
+        extra=extra,
         changed=["status", "statusAt", "error"],
     )
 

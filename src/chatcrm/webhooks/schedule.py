@@ -35,9 +35,9 @@ class RetrySchedule:
     waits: tuple[float, ...]
 
     @classmethod
-    def parse(cls, text: str) -> RetrySchedule:
+    def parse(cls, text: str, setting: str = SETTING) -> RetrySchedule:
         """Read the setting (`5,300,1800`); `ScheduleError` when it is not a list of waits."""
-        shape = f"{SETTING} must be comma-separated seconds, like 5,300,1800"
+        shape = f"{setting} must be comma-separated seconds, like 5,300,1800"
         parts = [part.strip() for part in text.split(",")]
         if not text.strip():
             raise ScheduleError(f"{shape}; it is empty")

@@ -1,0 +1,301 @@
+"""Conversations benchmark (contract K): Meta's webhook and the channel sender, on
+SQLite and PostgreSQL.
+
+    python bench/conversations.py [--backends sqlite,postgresql] [--seconds 10]
+
+For each backend, a fresh database and `chatcrm serve --workers 2` with a WhatsApp channel
+pointed at a fake Graph API (bench/graph.py), then:
+- inbound, 100 to a POST: deliveries of 100 messages from new senders (4 at once); the
+  messages stored per second and the slowest POST;
+- inbound, one to a POST: 16 at once for `--seconds`; messages per second;
+- first attempt: with the API idle, a template queued, and the time until the fake Graph
+  API has it (20 times: median and worst);
+- burst: 1,000 messages queued while no sender runs, then `chatcrm dispatch` started; the
+  rate at which they reach the fake Graph API.
+Each stored message is a message, its event, its contact's change and event (and, for a
+new sender, the contact). Prints the figures and writes bench/results/conversations.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import hmac
+import itertools
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import seed
+from bench.run import ADMIN_URL, BIN, RESULTS, free_port, start, stop, wait_ready
+
+APP_SECRET = "bench-app-secret"
+PHONE_NUMBER_ID = "109876543210"
+_numbers = itertools.count(1)
+
+
+def _sender() -> str:
+    return f"5198{next(_numbers):07d}"
+
+
+def _delivery(messages: list[dict[str, Any]]) -> bytes:
+    value = {
+        "messaging_product": "whatsapp",
+        "metadata": {"display_phone_number": "15550000000", "phone_number_id": PHONE_NUMBER_ID},
+        "contacts": [
+            {"profile": {"name": f"Buyer {m['from'][-4:]}"}, "wa_id": m["from"]} for m in messages
+        ],
+        "messages": messages,
+    }
+    payload = {
+        "object": "whatsapp_business_account",
+        "entry": [{"id": "1", "changes": [{"field": "messages", "value": value}]}],
+    }
+    return json.dumps(payload).encode()
+
+
+def _message(sender: str, n: int) -> dict[str, Any]:
+    return {
+        "from": sender,
+        "id": f"wamid.bench{time.time_ns()}{n}",
+        "timestamp": str(int(time.time())),
+        "type": "text",
+        "text": {"body": f"Is item {n} in stock?"},
+    }
+
+
+def _signed(body: bytes) -> dict[str, str]:
+    digest = hmac.new(APP_SECRET.encode(), body, hashlib.sha256).hexdigest()
+    return {"content-type": "application/json", "x-hub-signature-256": f"sha256={digest}"}
+
+
+async def _post_all(url: str, bodies: list[bytes], concurrency: int) -> list[float]:
+    """POST every body, `concurrency` at once; the seconds each took."""
+    queue = list(reversed(bodies))
+    took: list[float] = []
+    async with httpx.AsyncClient(
+        timeout=60, limits=httpx.Limits(max_connections=concurrency)
+    ) as client:
+
+        async def worker() -> None:
+            while queue:
+                body = queue.pop()
+                started = time.perf_counter()
+                answer = await client.post(url, content=body, headers=_signed(body))
+                took.append(time.perf_counter() - started)
+                if answer.status_code != 200:
+                    raise RuntimeError(
+                        f"delivery answered {answer.status_code}: {answer.text[:200]}"
+                    )
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return took
+
+
+async def _for_seconds(url: str, seconds: float, concurrency: int) -> int:
+    """One message to a POST, `concurrency` at once, for `seconds`; how many stored."""
+    done = 0
+    deadline = time.perf_counter() + seconds
+    async with httpx.AsyncClient(
+        timeout=60, limits=httpx.Limits(max_connections=concurrency)
+    ) as client:
+
+        async def worker() -> None:
+            nonlocal done
+            while time.perf_counter() < deadline:
+                body = _delivery([_message(_sender(), done)])
+                answer = await client.post(url, content=body, headers=_signed(body))
+                if answer.status_code != 200:
+                    raise RuntimeError(f"delivery answered {answer.status_code}")
+                done += 1
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return done
+
+
+def _stats(graph: str) -> dict[str, Any]:
+    found: dict[str, Any] = httpx.get(f"{graph}/stats", timeout=10).json()
+    return found
+
+
+def bench_backend(backend: str, seconds: float) -> dict[str, Any]:
+    url = asyncio.run(seed.fresh_database(backend, ADMIN_URL))
+    data = asyncio.run(seed.seed(url, contacts_count=10, opportunities_count=0))
+    graph_port, port = free_port(), free_port()
+    graph = f"http://127.0.0.1:{graph_port}"
+    base = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "CHATCRM_RATE_LIMIT": "0",
+        "CHATCRM_WEBHOOK_ALLOW_PRIVATE": "1",
+        "CHATCRM_LOG_LEVEL": "warning",
+    }
+    graph_proc = start(
+        [
+            str(BIN / "uvicorn"),
+            "graph:app",
+            "--app-dir",
+            str(Path(__file__).parent),
+            "--port",
+            str(graph_port),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ],
+        dict(os.environ),
+        RESULTS / "graph.log",
+    )
+    serve = [
+        str(BIN / "chatcrm"),
+        "serve",
+        "--database-url",
+        url,
+        "--port",
+        str(port),
+        "--workers",
+        "2",
+    ]
+    proc = start(serve, env, RESULTS / f"conversations-{backend}.log")
+    headers = {"Authorization": f"Bearer {data.api_key}", "x-workspace-id": data.workspace_id}
+    out: dict[str, Any] = {}
+    try:
+        wait_ready(f"{graph}/stats")
+        wait_ready(f"{base}/ready")
+        channel = httpx.post(
+            f"{base}/api/channel",
+            json={
+                "type": "whatsapp",
+                "name": "Bench line",
+                "phoneNumberId": PHONE_NUMBER_ID,
+                "accessToken": "bench-token",
+                "appSecret": APP_SECRET,
+                "apiBaseUrl": f"{graph}/v21.0",
+            },
+            headers=headers,
+            timeout=10,
+        ).json()["data"]["channel"]
+        inbound = f"{base}/channels/whatsapp/{channel['id']}"
+        # Warm-up, then 100 to a POST.
+        asyncio.run(
+            _post_all(
+                inbound,
+                [_delivery([_message(_sender(), i) for i in range(100)]) for _ in range(4)],
+                4,
+            )
+        )
+        batches = [_delivery([_message(_sender(), i) for i in range(100)]) for _ in range(60)]
+        started = time.perf_counter()
+        took = asyncio.run(_post_all(inbound, batches, 4))
+        elapsed = time.perf_counter() - started
+        out["inbound_batched_per_s"] = round(6000 / elapsed)
+        out["inbound_batched_post_p50_s"] = round(statistics.median(took), 3)
+        out["inbound_batched_post_max_s"] = round(max(took), 3)
+        print(
+            f"bench: {backend} inbound, 100 a POST: {out['inbound_batched_per_s']} messages/s, POST median {out['inbound_batched_post_p50_s']} s, slowest {out['inbound_batched_post_max_s']} s",
+            flush=True,
+        )
+        started = time.perf_counter()
+        stored = asyncio.run(_for_seconds(inbound, seconds, 16))
+        out["inbound_single_per_s"] = round(stored / (time.perf_counter() - started))
+        print(
+            f"bench: {backend} inbound, one a POST (c=16): {out['inbound_single_per_s']} messages/s",
+            flush=True,
+        )
+        # First attempt after the commit, the API idle.
+        contact = data.contact_ids[0]
+        template = {"template": {"name": "hello", "language": "en_US", "parameters": []}}
+        waits = []
+        for _ in range(20):
+            before = _stats(graph)["count"]
+            httpx.post(
+                f"{base}/api/contact/{contact}/messages", json=template, headers=headers, timeout=10
+            ).raise_for_status()
+            answered = time.time()
+            while (s := _stats(graph))["count"] == before:
+                time.sleep(0.005)
+            waits.append(s["last"] - answered)
+            time.sleep(0.3)
+        out["first_attempt_median_s"] = round(statistics.median(waits), 3)
+        out["first_attempt_max_s"] = round(max(waits), 3)
+        print(
+            f"bench: {backend} first attempt after the commit: median {out['first_attempt_median_s']} s, worst {out['first_attempt_max_s']} s",
+            flush=True,
+        )
+    finally:
+        stop(proc)
+    # The burst: queued while no sender runs, then one `chatcrm dispatch`.
+    proc = start(
+        serve, {**env, "CHATCRM_DISPATCH": "0"}, RESULTS / f"conversations-{backend}-queue.log"
+    )
+    try:
+        wait_ready(f"{base}/ready")
+        bodies = [
+            json.dumps(
+                {"template": {"name": "promo", "language": "es", "parameters": [str(i)]}}
+            ).encode()
+            for i in range(1000)
+        ]
+
+        async def queue_all() -> None:
+            async with httpx.AsyncClient(
+                timeout=60, headers={**headers, "content-type": "application/json"}
+            ) as client:
+
+                async def one(body: bytes) -> None:
+                    (
+                        await client.post(
+                            f"{base}/api/contact/{data.contact_ids[1]}/messages", content=body
+                        )
+                    ).raise_for_status()
+
+                for chunk in range(0, 1000, 50):
+                    await asyncio.gather(*(one(b) for b in bodies[chunk : chunk + 50]))
+
+        asyncio.run(queue_all())
+    finally:
+        stop(proc)
+    httpx.get(f"{graph}/reset", timeout=10)
+    dispatcher = start(
+        [str(BIN / "chatcrm"), "dispatch", "--database-url", url],
+        env,
+        RESULTS / f"conversations-{backend}-dispatch.log",
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while _stats(graph)["count"] < 1000 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        s = _stats(graph)
+    finally:
+        stop(dispatcher)
+        stop(graph_proc)
+    span = (s["last"] - s["first"]) if s["first"] else float("inf")
+    out["burst_reached"] = s["count"]
+    out["burst_per_s"] = round(s["count"] / span) if span > 0 else None
+    print(
+        f"bench: {backend} burst of 1,000 queued: {s['count']} reached the Graph API at {out['burst_per_s']}/s",
+        flush=True,
+    )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    report = {b: bench_backend(b, args.seconds) for b in args.backends.split(",")}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "conversations.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
