@@ -100,7 +100,7 @@ async def _post_all(url: str, bodies: list[bytes], concurrency: int) -> list[flo
     return took
 
 
-async def _for_seconds(url: str, seconds: float, concurrency: int) -> int:
+async def _for_seconds(url: str, seconds: float, concurrency: int, senders: list[str]) -> int:
     """One message to a POST, `concurrency` at once, for `seconds`; how many stored."""
     done = 0
     deadline = time.perf_counter() + seconds
@@ -111,7 +111,7 @@ async def _for_seconds(url: str, seconds: float, concurrency: int) -> int:
         async def worker() -> None:
             nonlocal done
             while time.perf_counter() < deadline:
-                body = _delivery([_message(_sender(), done)])
+                body = _delivery([_message(senders[done % len(senders)], done)])
                 answer = await client.post(url, content=body, headers=_signed(body))
                 if answer.status_code != 200:
                     raise RuntimeError(f"delivery answered {answer.status_code}")
@@ -183,27 +183,40 @@ def bench_backend(backend: str, seconds: float) -> dict[str, Any]:
             timeout=10,
         ).json()["data"]["channel"]
         inbound = f"{base}/channels/whatsapp/{channel['id']}"
-        # Warm-up, then 100 to a POST.
-        asyncio.run(
-            _post_all(
-                inbound,
-                [_delivery([_message(_sender(), i) for i in range(100)]) for _ in range(4)],
-                4,
-            )
-        )
-        batches = [_delivery([_message(_sender(), i) for i in range(100)]) for _ in range(60)]
+        # 100 to a POST from new senders (each message makes a contact), then from the
+        # same senders again (each message changes its contact), then one to a POST.
+        senders = [_sender() for _ in range(3000)]
+        batches = [
+            _delivery([_message(n, i) for i, n in enumerate(senders[k : k + 100])])
+            for k in range(0, len(senders), 100)
+        ]
+        started = time.perf_counter()
+        asyncio.run(_post_all(inbound, batches, 4))
+        out["inbound_new_senders_per_s"] = round(len(senders) / (time.perf_counter() - started))
+        batches = [
+            _delivery([_message(n, i) for i, n in enumerate(senders[k : k + 100])])
+            for k in range(0, len(senders), 100)
+        ] * 2
         started = time.perf_counter()
         took = asyncio.run(_post_all(inbound, batches, 4))
         elapsed = time.perf_counter() - started
-        out["inbound_batched_per_s"] = round(6000 / elapsed)
+        out["inbound_batched_per_s"] = round(100 * len(batches) / elapsed)
         out["inbound_batched_post_p50_s"] = round(statistics.median(took), 3)
         out["inbound_batched_post_max_s"] = round(max(took), 3)
+        alone = [_delivery([_message(n, i) for i, n in enumerate(senders[:100])]) for _ in range(5)]
+        out["inbound_post_of_100_alone_max_s"] = round(
+            max(asyncio.run(_post_all(inbound, alone, 1))), 3
+        )
         print(
-            f"bench: {backend} inbound, 100 a POST: {out['inbound_batched_per_s']} messages/s, POST median {out['inbound_batched_post_p50_s']} s, slowest {out['inbound_batched_post_max_s']} s",
+            f"bench: {backend} inbound, 100 a POST: new senders {out['inbound_new_senders_per_s']}"
+            f" messages/s; known senders {out['inbound_batched_per_s']} messages/s (4 POSTs at"
+            f" once: median {out['inbound_batched_post_p50_s']} s, slowest"
+            f" {out['inbound_batched_post_max_s']} s; alone: slowest"
+            f" {out['inbound_post_of_100_alone_max_s']} s)",
             flush=True,
         )
         started = time.perf_counter()
-        stored = asyncio.run(_for_seconds(inbound, seconds, 16))
+        stored = asyncio.run(_for_seconds(inbound, seconds, 16, senders))
         out["inbound_single_per_s"] = round(stored / (time.perf_counter() - started))
         print(
             f"bench: {backend} inbound, one a POST (c=16): {out['inbound_single_per_s']} messages/s",

@@ -15,13 +15,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from chatcrm.contacts import repository as contacts_repo
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.core.phone import PhoneError, normalize_phone
 from chatcrm.core.timestamps import utcnow
 from chatcrm.core.values import NAME_MAX
 from chatcrm.db.database import Connection, Row
-from chatcrm.events.outbox import write_events
 from chatcrm.messages import repository as messages_repo
 from chatcrm.messages.record import (
     FAILED,
@@ -149,7 +147,7 @@ async def _store(conn: Connection, channel: Row, found: list[_Inbound], now: dat
     if not new:
         return 0
     numbers = list(dict.fromkeys(f.number for f in new.values()))
-    contacts = await contacts_repo.live_of_numbers(conn, workspace_id, numbers)
+    contacts = await messages_repo.senders(conn, workspace_id, numbers)
     for f in new.values():
         if f.number not in contacts:
             contact_id = await _create_contact(conn, workspace_id, f, channel)
@@ -181,7 +179,6 @@ async def _store(conn: Connection, channel: Row, found: list[_Inbound], now: dat
         )
         rows.append((message_row(workspace_id, message, now=now), kind, text))
     await messages_repo.insert_messages(conn, [r for r, _, _ in rows])
-    await write_events(conn, [created_event(r, now=now) for r, _, _ in rows])
     # One change per contact: its latest message of the delivery.
     latest: dict[str, tuple[datetime, str]] = {}
     for row, kind, text in rows:
@@ -189,6 +186,8 @@ async def _store(conn: Connection, channel: Row, found: list[_Inbound], now: dat
         if row["contact_id"] not in latest or at >= latest[row["contact_id"]][0]:
             latest[row["contact_id"]] = (at, preview(kind, text))
     current = {c["id"]: c for c in contacts.values()}
+    # (Read after the insert: a statement of its own, as Citus runs no FOR UPDATE with a
+    # subquery into another table; the delivery's own messages count.)
     newest = await messages_repo.newest_of(conn, workspace_id, list(latest))
     changes = {
         contact_id: contact_change(
@@ -201,7 +200,9 @@ async def _store(conn: Connection, channel: Row, found: list[_Inbound], now: dat
         )
         for contact_id, (at, last) in latest.items()
     }
-    await touch_contacts(conn, workspace_id, changes, now=now)
+    # Every event with one statement: the messages', then the contacts' changes.
+    messages_created = [created_event(r, now=now) for r, _, _ in rows]
+    await touch_contacts(conn, workspace_id, changes, now=now, after=messages_created)
     return len(rows)
 
 

@@ -3,14 +3,12 @@ or an email, and the activity log."""
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, bindparam, insert, or_, select
+from sqlalchemy import Select, bindparam, insert, select
 
 from chatcrm.contacts.table import contacts
 from chatcrm.db.database import Connection
-from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import contact_activities
 
 c = contacts.c
@@ -58,49 +56,6 @@ async def find_live_by_phone(
 async def find_live_by_sender_phone(conn: Connection, workspace_id: str, phone: str) -> str | None:
     """The live contact whose platformSenderPhone is this number (not unique: the first)."""
     return await _owner(conn, _BY_SENDER_PHONE, workspace_id, phone, None)
-
-
-@cache
-def _of_numbers(dialect: str) -> Select[Any]:
-    return (
-        select(
-            c.id,
-            c.internal_whatsapp_number,
-            c.platform_sender_phone,
-            c.is_solved,
-            c.is_read,
-        )
-        .where(
-            c.workspace_id == bindparam("_ws"),
-            or_(
-                in_id_list(c.internal_whatsapp_number, "_numbers", dialect),
-                in_id_list(c.platform_sender_phone, "_numbers", dialect),
-            ),
-            c.deleted_at.is_(None),
-        )
-        .order_by(c.created_at, c.id)
-        # FOR UPDATE: their last message and read state are about to change.
-        .with_for_update()
-    )
-
-
-async def live_of_numbers(
-    conn: Connection, workspace_id: str, numbers: list[str]
-) -> dict[str, dict[str, Any]]:
-    """number → the live contact whose WhatsApp number it is, else the (oldest) one whose
-    sender phone it is; row-locked until the transaction ends."""
-    if not numbers:
-        return {}
-    rows = await conn.fetch(
-        _of_numbers(conn.dialect), {"_ws": workspace_id, "_numbers": id_list(numbers, conn.dialect)}
-    )
-    found: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        found.setdefault(row["platform_sender_phone"], row)
-    for row in rows:  # a WhatsApp number wins over a sender phone
-        if row["internal_whatsapp_number"] in numbers:
-            found[row["internal_whatsapp_number"]] = row
-    return {n: found[n] for n in numbers if n in found}
 
 
 async def find_live_by_email_key(

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import Select, and_, bindparam, func, insert, or_, select, update
 
+from chatcrm.contacts.table import contacts
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.messages.record import IN
@@ -127,6 +128,50 @@ async def newest_of(conn: Connection, workspace_id: str, contact_ids: list[str])
         _newest_of(conn.dialect), {"_ws": workspace_id, "_ids": id_list(contact_ids, conn.dialect)}
     )
     return {r["contact_id"]: r["newest"] for r in rows}
+
+
+@cache
+def _senders(dialect: str) -> Select[Any]:
+    k = contacts.c
+    return (
+        select(
+            k.id,
+            k.internal_whatsapp_number,
+            k.platform_sender_phone,
+            k.is_solved,
+            k.is_read,
+        )
+        .where(
+            k.workspace_id == bindparam("_ws"),
+            or_(
+                in_id_list(k.internal_whatsapp_number, "_numbers", dialect),
+                in_id_list(k.platform_sender_phone, "_numbers", dialect),
+            ),
+            k.deleted_at.is_(None),
+        )
+        .order_by(k.created_at, k.id)
+        # FOR UPDATE: their last message and read state are about to change.
+        .with_for_update()
+    )
+
+
+async def senders(
+    conn: Connection, workspace_id: str, numbers: list[str]
+) -> dict[str, dict[str, Any]]:
+    """number → the live contact whose WhatsApp number it is, else the (oldest) one whose
+    sender phone it is, row-locked until the transaction ends."""
+    if not numbers:
+        return {}
+    rows = await conn.fetch(
+        _senders(conn.dialect), {"_ws": workspace_id, "_numbers": id_list(numbers, conn.dialect)}
+    )
+    found: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        found.setdefault(row["platform_sender_phone"], row)
+    for row in rows:  # a WhatsApp number wins over a sender phone
+        if row["internal_whatsapp_number"] in numbers:
+            found[row["internal_whatsapp_number"]] = row
+    return {n: found[n] for n in numbers if n in found}
 
 
 async def last_inbound(conn: Connection, workspace_id: str, contact_id: str) -> Row | None:

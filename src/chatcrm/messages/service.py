@@ -150,32 +150,44 @@ def contact_change(
 
 
 async def touch_contacts(
-    conn: Connection, workspace_id: str, changes: dict[str, dict[str, Any]], *, now: datetime
+    conn: Connection,
+    workspace_id: str,
+    changes: dict[str, dict[str, Any]],
+    *,
+    now: datetime,
+    after: list[NewEvent] | None = None,
 ) -> None:
     """Write contacts' changes (locked by the caller) and their `contact.updated` events,
-    with few statements whatever their number (a delivery's)."""
+    with few statements whatever their number (a delivery's); `after`: events written
+    first, with the same statement."""
+    events = list(after or [])
     changes = {contact_id: columns for contact_id, columns in changes.items() if columns}
-    if not changes:
-        return
-    await statements.update_records(conn, CONTACT, workspace_id, list(changes.items()))
-    views = await statements.get_any(
-        conn, CONTACT, workspace_id, list(changes), CONTACT.written_shape
-    )
-    await write_events(
-        conn,
-        [
-            NewEvent(
-                workspace_id,
-                "contact.updated",
-                v.id,
-                v.version,
-                CONTACT.fields.changed({}, columns=changes[v.id]),
-                v.record,
-                now,
-            )
-            for v in views
-        ],
-    )
+    views = []
+    if len(changes) == 1 and conn.dialect == "postgresql" and not await conn.is_citus():
+        # One contact (most deliveries): the change and its record in one statement.
+        [(contact_id, columns)] = changes.items()
+        view = await statements.update_record(
+            conn, CONTACT, workspace_id, contact_id, columns, returning=CONTACT.written_shape
+        )
+        views = [view] if view is not None else []
+    elif changes:
+        await statements.update_records(conn, CONTACT, workspace_id, list(changes.items()))
+        views = await statements.get_any(
+            conn, CONTACT, workspace_id, list(changes), CONTACT.written_shape
+        )
+    events += [
+        NewEvent(
+            workspace_id,
+            "contact.updated",
+            v.id,
+            v.version,
+            CONTACT.fields.changed({}, columns=changes[v.id]),
+            v.record,
+            now,
+        )
+        for v in views
+    ]
+    await write_events(conn, events)
 
 
 async def touch_contact(
