@@ -8,12 +8,15 @@ from typing import Any, Self
 
 import httpx
 
+from chatcrm_client._channels import Channels
 from chatcrm_client._contacts import Contacts
 from chatcrm_client._drivers import AsyncDriver, SyncDriver
 from chatcrm_client._engine import Call, Engine, data_of
 from chatcrm_client._events import Events
+from chatcrm_client._messages import Messages
 from chatcrm_client._operations import Async, M, Resource, Sync, operation
 from chatcrm_client._opportunities import Opportunities
+from chatcrm_client._people import Audit, Keys, Users
 from chatcrm_client._webhooks import Webhooks
 from chatcrm_client._workspaces import Workspaces
 
@@ -31,6 +34,11 @@ class _Surface(Resource[M]):
         self.workspaces: Workspaces[M] = Workspaces(driver)
         self.webhooks: Webhooks[M] = Webhooks(driver)
         self.events: Events[M] = Events(driver)
+        self.messages: Messages[M] = Messages(driver)
+        self.channels: Channels[M] = Channels(driver)
+        self.users: Users[M] = Users(driver)
+        self.keys: Keys[M] = Keys(driver)
+        self.audit: Audit[M] = Audit(driver)
 
     @property
     def workspace_id(self) -> str | None:

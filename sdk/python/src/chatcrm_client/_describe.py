@@ -33,6 +33,12 @@ def update_body(resource: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     return {"paramToUpdate": ",".join(body), **body}
 
 
+def given(**values: Any) -> dict[str, Any]:
+    """A body of the keyword arguments given, under their wire names: None is "not
+    given" (calls whose fields are parameters rather than `**fields`)."""
+    return {name: value for name, value in values.items() if value is not None}
+
+
 def conditional(if_match: str | None) -> dict[str, str]:
     return {} if if_match is None else {"if-match": if_match}
 

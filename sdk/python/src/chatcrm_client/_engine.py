@@ -37,7 +37,8 @@ RETRY_AFTER_MAX = 60.0
 
 @dataclass(frozen=True)
 class Answer:
-    """A successful answer: the envelope's `data` (Decimal numbers) and its headers."""
+    """A successful answer: the envelope's `data` (Decimal numbers), or the body's bytes
+    for a call without envelope, and its headers."""
 
     data: Any
     headers: httpx.Headers
@@ -68,6 +69,8 @@ class Call(Generic[T]):
     headers: Mapping[str, str] = field(default_factory=dict)
     workspace: Literal["header", "query", "none"] = "header"
     wait: float = 0.0  # seconds the service may hold the request (long polls): added to timeout
+    # False: a success is the body itself (a message's media), given to `parse` as bytes.
+    envelope: bool = True
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,8 @@ class Engine:
         response = yield from self._send(request)
         if not response.is_success:
             raise api_error(response)
+        if not call.envelope:
+            return call.parse(Answer(response.content, response.headers))
         try:
             envelope = loads(response.content)
         except ValueError as exc:

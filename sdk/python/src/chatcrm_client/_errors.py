@@ -45,7 +45,8 @@ class Unauthorized(ApiError):
 
 
 class Forbidden(ApiError):
-    """403: the workspace is not the key's account's."""
+    """403: the workspace is not one the caller may use (FORBIDDEN), or the call is
+    outside its role or key scopes (PERMISSION_DENIED, `data["required"]` names the scope)."""
 
 
 class NotFound(ApiError):
@@ -57,7 +58,8 @@ class MethodNotAllowed(ApiError):
 
 
 class Conflict(ApiError):
-    """409: a duplicate contact, a reused idempotency key, a restore that collides."""
+    """409: a duplicate contact, user or channel, a reused idempotency key, a restore
+    that collides, the last owner, a retry of a message that has not failed."""
 
 
 class PreconditionFailed(ApiError):
@@ -73,7 +75,8 @@ class UnsupportedMediaType(ApiError):
 
 
 class ValidationFailed(ApiError):
-    """422: well-formed, but a value is invalid; `errors` names the fields."""
+    """422: well-formed, but a value is invalid (`errors` names the fields), or a message
+    cannot be sent (NO_CHANNEL, WINDOW_CLOSED)."""
 
 
 class RateLimited(ApiError):

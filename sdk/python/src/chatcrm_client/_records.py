@@ -9,11 +9,12 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from chatcrm_client._fields import TABLES
+from chatcrm_client._shapes import SHAPES
 from chatcrm_client._wire import parse_timestamp, plain
 
 # Table name → {snake_case name → (wire name, kind)}; wire names are accepted too.
 _ATTRIBUTES: dict[str, dict[str, tuple[str, str]]] = {}
-for _table, _rows in TABLES.items():
+for _table, _rows in {**TABLES, **SHAPES}.items():
     _names = _ATTRIBUTES.setdefault(_table, {})
     for _wire_name, _snake_name, _kind in _rows:
         _names[_snake_name] = (_wire_name, _kind)
@@ -144,6 +145,37 @@ class Event(Record):
         return None
 
 
+class User(Record):
+    """A person of the account (contract J.1)."""
+
+    default_table = "user"
+
+
+class ApiKey(Record):
+    """An API key (contract J.5); its secret is only in `keys.create`'s answer."""
+
+    default_table = "key"
+
+
+class AuditEntry(Record):
+    """An entry of the account's audit log (contract J.6)."""
+
+    default_table = "auditEntry"
+
+
+class Message(Record):
+    """A message of a conversation (contract K.1); `media`, `location`, `error` and
+    `sent_by` are dicts as on the wire."""
+
+    default_table = "message"
+
+
+class Channel(Record):
+    """A WhatsApp channel (contract K.2), without its access token and app secret."""
+
+    default_table = "channel"
+
+
 _CLASSES: dict[str, type[Record]] = {
     "contact": Contact,
     "opportunity": Opportunity,
@@ -154,6 +186,11 @@ _CLASSES: dict[str, type[Record]] = {
     "webhook": Webhook,
     "delivery": Delivery,
     "event": Event,
+    "user": User,
+    "key": ApiKey,
+    "auditEntry": AuditEntry,
+    "message": Message,
+    "channel": Channel,
 }
 
 
