@@ -133,7 +133,10 @@ def test_a_contacts_panel_edits_moves_and_records(
     )
     listed = _api(server, account, "GET", f"/api/contact/{ana['id']}/activities")["data"]
     assert [a["content"] for a in listed] == ["Called her about the demo"]
-    expect(history.get_by_role("listitem")).to_have_count(6)
+    # Created, read (opening the panel marks the conversation read: K.3), saved, moved,
+    # renamed elsewhere, saved again, and the activity.
+    expect(history.get_by_role("listitem")).to_have_count(7)
+    expect(history.get_by_role("listitem").nth(1)).to_contain_text("contact.updated — isRead —")
     expect(history.get_by_role("listitem").last).to_contain_text("contact.activity.created")
     expect(history).to_contain_text(re.compile(r"contact\.updated — .*stageId —"))
 

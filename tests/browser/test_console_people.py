@@ -99,6 +99,8 @@ def test_an_admin_invites_a_user_and_makes_a_key(
     listed = api(server, account, "GET", "/api/user")["data"]
     assert email in [u["email"] for u in listed]
     page.get_by_role("link", name="Keys").click()
+    # The Users page stays until the Keys page is drawn: its "Name" is not the key's.
+    expect(page.get_by_role("heading", name="Keys")).to_be_visible()
     page.get_by_label("Name", exact=True).fill("reader")
     page.get_by_label("contacts:read").check()
     page.get_by_role("button", name="Create key").click()

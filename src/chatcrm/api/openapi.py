@@ -62,6 +62,8 @@ _CODES: dict[int, tuple[str, ...]] = {
         m.OPPORTUNITY_NOT_FOUND,
         m.WEBHOOK_NOT_FOUND,
         m.USER_NOT_FOUND,
+        m.CHANNEL_NOT_FOUND,
+        m.MESSAGE_NOT_FOUND,
         m.NOT_FOUND,
     ),
     409: (
@@ -70,11 +72,13 @@ _CODES: dict[int, tuple[str, ...]] = {
         m.CONTACT_DELETED_CONFLICT,
         m.DUPLICATE_USER,
         m.LAST_OWNER,
+        m.DUPLICATE_CHANNEL,
+        m.MESSAGE_NOT_FAILED,
     ),
     412: (m.PRECONDITION_FAILED,),
     413: (m.PAYLOAD_TOO_LARGE,),
     415: (m.UNSUPPORTED_MEDIA_TYPE,),
-    422: (m.VALIDATION_ERROR,),
+    422: (m.VALIDATION_ERROR, m.NO_CHANNEL, m.WINDOW_CLOSED),
     429: (m.RATE_LIMITED, m.TOO_MANY_ATTEMPTS),
     503: (m.SERVICE_UNAVAILABLE,),
 }
@@ -89,13 +93,17 @@ _WHEN = {
     "without its CSRF token or from another origin (CSRF_FAILED)",
     404: "Unknown id (or of another workspace)",
     409: "A phone or email another contact holds, an Idempotency-Key used for another "
-    "request, an e-mail another user holds, a change that leaves no active owner",
+    "request, an e-mail another user holds, a change that leaves no active owner, a "
+    "phoneNumberId another channel holds (DUPLICATE_CHANNEL), a retry of a message that has "
+    "not failed (MESSAGE_NOT_FAILED)",
     412: "If-Match names another version",
     413: "Body over the size limit (1 MiB)",
     415: "A body declared with a non-JSON content type",
-    422: "Invalid values, all of them named in data.errors",
+    422: "Invalid values, all of them named in data.errors; a send without a channel "
+    "(NO_CHANNEL) or outside the 24-hour window (WINDOW_CLOSED)",
     429: "Over the API key's rate limit, or sign-in throttled (TOO_MANY_ATTEMPTS)",
-    503: "The database is unreachable; retry after Retry-After seconds",
+    503: "The database (or, for a media, the channel) is unreachable; retry after "
+    "Retry-After seconds",
 }
 
 _REQUEST_ID = {

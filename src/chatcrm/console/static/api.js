@@ -12,6 +12,14 @@ export class ApiError extends Error {
   }
 }
 
+// The key (or, on a change, the session's CSRF token) and the workspace.
+function credentialsOf(session, method, headers) {
+  if (session.key) headers.Authorization = `Bearer ${session.key}`;
+  else if (session.csrf && method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = session.csrf;
+  if (session.workspace) headers["x-workspace-id"] = session.workspace;
+  return headers;
+}
+
 // Options: `query`, `body`, `headers` (sent besides the key and workspace, e.g. If-Match or
 // Idempotency-Key), `withEtag` (answer `{data, etag}`: the record's version, for If-Match),
 // `signal` (an AbortSignal: the events feed's long poll is cut short on sign-out).
@@ -20,10 +28,7 @@ export async function call(session, method, path, { query, body, headers: extra,
   for (const [name, value] of Object.entries(query || {})) {
     if (value !== undefined && value !== null && value !== "") url.searchParams.set(name, value);
   }
-  const headers = { Accept: "application/json" };
-  if (session.key) headers.Authorization = `Bearer ${session.key}`;
-  else if (session.csrf && method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = session.csrf;
-  if (session.workspace) headers["x-workspace-id"] = session.workspace;
+  const headers = credentialsOf(session, method, { Accept: "application/json" });
   if (body !== undefined) headers["Content-Type"] = "application/json";
   Object.assign(headers, extra || {});
   const response = await fetch(url, {
@@ -52,4 +57,23 @@ export async function every(session, path, query) {
     token = page.continuationToken;
   } while (token);
   return out;
+}
+
+// The URL of an API path, as a link in the page shows it.
+export function apiUrl(path) {
+  return new URL(root + path, window.location.origin).href;
+}
+
+// Bytes the API answers as they are (a message's media, K.1), as a Blob; the envelope's
+// message when it refuses.
+export async function bytes(session, path) {
+  const response = await fetch(apiUrl(path), {
+    headers: credentialsOf(session, "GET", {}),
+    credentials: session.key ? "omit" : "same-origin",
+  });
+  if (!response.ok) {
+    const envelope = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
+    throw new ApiError(envelope, response.status);
+  }
+  return response.blob();
 }

@@ -1,8 +1,9 @@
 // The console's flow: sign in with an API key, pick a workspace, then its views — the
-// contacts board, the opportunities board and the pipeline — chosen in the nav and kept in
-// the URL's hash. Each view gets the same context (`ctx`, below).
+// contacts board, the opportunities board, the pipeline and the people and channels pages —
+// chosen in the nav and kept in the URL's hash. Each view gets the same context (`ctx`, below).
 import { ApiError, call } from "./api.js";
 import { board } from "./board.js";
+import { channels } from "./channels.js";
 import { newRecordDialog } from "./dialogs.js";
 import { h } from "./dom.js";
 import { follow } from "./live.js";
@@ -23,6 +24,12 @@ const VIEWS = {
   pipeline: { title: "Pipeline", kind: null, render: (ctx) => pipeline(ctx) },
   users: { title: "Users", kind: null, render: (ctx) => users(ctx), shown: (s) => sessions.can(s, "manage") },
   keys: { title: "Keys", kind: null, render: (ctx) => keys(ctx), shown: (s) => sessions.can(s, "manage") },
+  channels: {
+    title: "Channels",
+    kind: null,
+    render: (ctx) => channels(ctx),
+    shown: (s) => sessions.allows(s, "workspace:manage"),
+  },
   profile: { title: "Profile", kind: null, render: (ctx) => profile(ctx), shown: (s) => Boolean(s.user) },
 };
 let session = sessions.load();

@@ -1,5 +1,6 @@
 // The cards of the two boards (contract H): an <article> named by the contact's full name
-// or the opportunity's name, focusable, draggable; what a person scans a column for.
+// or the opportunity's name, focusable, draggable; what a person scans a column for (an
+// "Unread" mark on a contact whose conversation has news, K.3).
 import { h } from "./dom.js";
 
 // Amounts as numbers in the reader's locale, without a currency (the API names none).
@@ -33,6 +34,8 @@ function tagChips(tags) {
 
 function contactBody(contact) {
   return [
+    // K.3: a conversation not read yet (an inbound message since it was last opened).
+    contact.isRead === false ? h("p", { class: "unread" }, "Unread") : null,
     phone(contact) ? h("p", { class: "phone" }, phone(contact)) : null,
     tagChips(contact.tags || []),
     contact.assignedAgentName ? h("p", { class: "agent" }, contact.assignedAgentName) : null,

@@ -1,7 +1,9 @@
-// A contact's panel: every field, the edit form (Stage saves as it changes: the keyboard way
-// of a drag), activities with "Add activity", its opportunities and its history.
+// A contact's panel: its conversation (conversation.js; opening it marks it read), every
+// field, the edit form (Stage saves as it changes: the keyboard way of a drag), activities
+// with "Add activity", its opportunities and its history.
 import { every } from "./api.js";
 import { fullName } from "./cards.js";
+import { conversation, markRead } from "./conversation.js";
 import { h } from "./dom.js";
 import { formatAmount, input, labelled, noneOr, select, time } from "./forms.js";
 import {
@@ -15,6 +17,7 @@ import {
   section,
   updateRecord,
 } from "./panel-parts.js";
+import { allows } from "./session.js";
 
 const sortedIds = (ids) => [...ids].sort().join(",");
 
@@ -45,10 +48,34 @@ function tagChoice(tags) {
   };
 }
 
+// What a message changes on its contact (K.1): such a change made elsewhere is taken into
+// the open panel at once (keeping what the person edited), so that a conversation going on
+// does not make the next save stale. Any other change waits for Save's 412 and "Reload".
+const MESSAGE_EFFECTS = new Set([
+  "lastMessage",
+  "lastMessageDate",
+  "isRead",
+  "isSolved",
+  "solvedDate",
+  "solvedByAgentId",
+]);
+const FOLLOW_DELAY = 100; // ms to gather one burst of events into one read
+
+const versionOf = (etag) => Number(String(etag || "").replaceAll('"', "")) || 0;
+
 export async function contactPanel(ctx, id, frame) {
   const { workspace } = ctx;
   const path = `/api/contact/${encodeURIComponent(id)}`;
   const state = await readRecord(ctx, path, { shape: "full" });
+  // Opening the conversation marks it read (K.3); the panel then edits that version.
+  if (state.record.isRead === false && allows(ctx.session, "messages:write")) {
+    try {
+      await markRead(ctx, id);
+      Object.assign(state, await readRecord(ctx, path, { shape: "full" }));
+    } catch (error) {
+      frame.feedback.status(`Not marked as read: ${error.message}`);
+    }
+  }
 
   const name = input();
   const lastname = input();
@@ -154,14 +181,46 @@ export async function contactPanel(ctx, id, frame) {
       }),
     );
 
+  if (!frame.dialog.isConnected) return; // closed while it was loading
+  // Changes a message made to this contact meanwhile (see MESSAGE_EFFECTS).
+  let following = null;
+  const follow = (events) => {
+    const taken = events.some(
+      (event) =>
+        event.type === "contact.updated" &&
+        event.recordId === state.record.id &&
+        event.recordVersion > versionOf(state.etag) &&
+        event.changed.every((name) => MESSAGE_EFFECTS.has(name)),
+    );
+    if (!taken) return;
+    clearTimeout(following);
+    following = setTimeout(async () => {
+      try {
+        show(await readRecord(ctx, path, { shape: "full" }), "merge");
+        showHistory();
+      } catch {
+        // a Save will say what is wrong
+      }
+    }, FOLLOW_DELAY);
+  };
+  ctx.listeners.add(follow);
+  const talk = allows(ctx.session, "messages:read") ? conversation(ctx, state.record.id) : null;
+  frame.dialog.addEventListener("close", () => {
+    ctx.listeners.delete(follow);
+    clearTimeout(following);
+    if (talk) talk.stop();
+  });
+
   show(state, "load");
   frame.fill(
-    form,
+    ...(talk ? [section("Conversation", talk.element)] : []),
+    talk ? section("Details", form) : form,
     section("Activities", activities.element, addActivity),
     section("Opportunities", opportunities.element),
     section("History", history.element),
     section("Every field", details),
   );
+  if (talk) talk.start();
   showActivities();
   showOpportunities();
   showHistory();

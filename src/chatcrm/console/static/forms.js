@@ -47,11 +47,12 @@ export function formatAmount(value) {
   return Number.isFinite(number) ? number.toLocaleString(undefined, { maximumFractionDigits: 4 }) : String(value);
 }
 
-// A timestamp for people, the exact value kept in `datetime`.
-export function time(iso) {
+// A timestamp for people, the exact value kept in `datetime` (`options`: how
+// toLocaleString writes it; a message's time is short).
+export function time(iso, options = undefined) {
   if (!iso) return "";
   const date = new Date(iso);
-  const text = Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+  const text = Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, options);
   return h("time", { datetime: iso }, text);
 }
 

@@ -1,18 +1,19 @@
-// Live updates (contract H): changes made elsewhere — another tab, a bot — reach the views
-// through the events feed (D.2), long-polled with `wait`. Each page of contact and
-// opportunity events goes to every callback in `ctx.listeners`. Returns how to stop.
+// Live updates (contract H, K.3): changes made elsewhere — another tab, a bot, a WhatsApp
+// message — reach the views through the events feed (D.2), long-polled with `wait`. Each
+// page of contact, opportunity and message events goes to every callback in
+// `ctx.listeners`. Returns how to stop.
 import { ApiError, call } from "./api.js";
+import { allows } from "./session.js";
 
-const TYPES = "contact.*,opportunity.*";
 const WAIT = 25; // seconds the server holds a poll when nothing is new
 const BACK_OFF = 2000; // ms to wait after an error before polling again
 
 // The feed's current end (`after=end`, docs/api.md 2.23): the `after` from which only new
 // events follow. Null when the workspace has none yet — then a poll without `after` (from
 // the oldest retained event) answers only events that are new.
-async function end(session, signal) {
+async function end(session, types, signal) {
   const page = await call(session, "GET", "/api/events", {
-    query: { types: TYPES, pageSize: 1, after: "end" },
+    query: { types, pageSize: 1, after: "end" },
     signal,
   });
   return page.next;
@@ -42,6 +43,10 @@ export function follow(ctx) {
   const controller = new AbortController();
   const { signal } = controller;
   const session = { ...ctx.session }; // this workspace, even if the tab's session moves on
+  // Message events only for a caller who may read messages (a key may not).
+  const types = ["contact.*", "opportunity.*"];
+  if (allows(session, "messages:read")) types.push("message.*");
+  const typeList = types.join(",");
 
   async function run() {
     let after;
@@ -49,11 +54,11 @@ export function follow(ctx) {
     while (!signal.aborted) {
       try {
         if (!known) {
-          after = await end(session, signal);
+          after = await end(session, typeList, signal);
           known = true;
         }
         const page = await call(session, "GET", "/api/events", {
-          query: { types: TYPES, pageSize: 100, wait: WAIT, after },
+          query: { types: typeList, pageSize: 100, wait: WAIT, after },
           signal,
         });
         after = page.next ?? after;

@@ -49,3 +49,15 @@ export function can(session, what) {
   const needed = { read: ":read", write: ":write", delete: ":delete", manage: ":manage" }[what];
   return session.scopes.some((s) => s.endsWith(needed));
 }
+
+// Whether the caller holds one named scope (contract J.2): a person by its role, a key by
+// its scopes. `can` answers for a kind of action; this for one scope, e.g. messages:write.
+export function allows(session, scope) {
+  if (session.user) {
+    if (scope === "audit:read") return can(session, "manage");
+    const kind = scope.slice(scope.indexOf(":") + 1);
+    return can(session, kind);
+  }
+  if (!session.scopes || session.scopes.includes("*")) return true;
+  return session.scopes.includes(scope);
+}

@@ -1,0 +1,129 @@
+// The composer under a conversation (contract K.1, K.3): a "Message" box with "Send" while
+// the 24-hour window is open — the newest inbound message loaded is less than 24 hours old
+// — and a template (name, language, parameters) at any time. The API's refusal (NO_CHANNEL,
+// WINDOW_CLOSED, a field's message) shows beside it. Each body is sent with its own
+// Idempotency-Key, the same for a repeat of it: a double click sends once.
+import { h } from "./dom.js";
+import { input, labelled, newKey, uid } from "./forms.js";
+
+const DAY = 24 * 60 * 60 * 1000;
+export const WINDOW_CLOSED = "The 24-hour window is closed: send a template.";
+
+// `feedback` shows the API's messages; `sent(message)` is told of each message queued.
+export function composer(ctx, contactId, { feedback, sent }) {
+  const path = `/api/contact/${encodeURIComponent(contactId)}/messages`;
+  const text = h("textarea", { rows: 3, maxlength: 4096 });
+  const send = h("button", { type: "submit" }, "Send");
+  const reason = h("p", { id: uid("window"), class: "window-closed", hidden: true }, WINDOW_CLOSED);
+  const textForm = h(
+    "form",
+    { class: "compose", "aria-label": "Send a message", novalidate: true },
+    labelled("Message", text),
+    reason,
+    h("div", { class: "buttons" }, send),
+  );
+
+  const name = input();
+  const language = input({ value: "en_US" });
+  const parameters = h("textarea", { rows: 2 });
+  const sendTemplate = h("button", { type: "submit" }, "Send template");
+  const templateForm = h(
+    "form",
+    { class: "compose-template", "aria-label": "Send a template", novalidate: true },
+    labelled("Template name", name),
+    labelled("Language", language),
+    labelled("Parameters (one per line)", parameters),
+    h("div", { class: "buttons" }, sendTemplate),
+  );
+  const templates = h("details", { class: "templates" }, h("summary", {}, "Send a template"), templateForm);
+  const controls = {
+    text,
+    template: name,
+    "template.name": name,
+    "template.language": language,
+    "template.parameters": parameters,
+  };
+
+  let lastInbound = null; // ms since the epoch, or null: none loaded
+  let refusedFor; // the lastInbound the API said is outside the window (WINDOW_CLOSED)
+  let wasOpen = null;
+  let busy = false;
+  let timer = null;
+
+  // The window as the messages loaded show it; closes by itself when its 24 hours end.
+  function showWindow() {
+    clearTimeout(timer);
+    const age = lastInbound === null ? Infinity : Date.now() - lastInbound;
+    const open = age < DAY && !(refusedFor !== undefined && lastInbound <= refusedFor);
+    text.disabled = !open;
+    send.disabled = !open || busy;
+    sendTemplate.disabled = busy;
+    reason.hidden = open;
+    if (open) text.removeAttribute("aria-describedby");
+    else text.setAttribute("aria-describedby", reason.id);
+    if (!open && wasOpen !== false) templates.open = true; // the way left to write
+    if (open && wasOpen === false) templates.open = false;
+    wasOpen = open;
+    if (open) timer = setTimeout(showWindow, DAY - age + 1000);
+  }
+
+  let attempt = { body: null, key: null };
+  async function post(body) {
+    const written = JSON.stringify(body);
+    if (written !== attempt.body) attempt = { body: written, key: newKey() };
+    busy = true;
+    showWindow();
+    feedback.clear();
+    try {
+      const done = await ctx.call("POST", path, { body, headers: { "Idempotency-Key": attempt.key } });
+      attempt = { body: null, key: null };
+      sent(done.message);
+      return true;
+    } catch (error) {
+      if (error.code === "WINDOW_CLOSED") refusedFor = lastInbound;
+      feedback.error(error, controls);
+      return false;
+    } finally {
+      busy = false;
+      showWindow();
+    }
+  }
+
+  textForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (busy || text.disabled) return;
+    if (await post({ text: text.value })) {
+      text.value = "";
+      text.focus();
+    }
+  });
+  // Enter writes a new line; Ctrl+Enter (⌘+Enter) sends.
+  text.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      textForm.requestSubmit();
+    }
+  });
+  templateForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (busy) return;
+    const values = parameters.value
+      .split("\n")
+      .map((line) => line.trim())
+      .filter(Boolean);
+    const template = { name: name.value.trim(), language: language.value.trim(), parameters: values };
+    if (await post({ template })) parameters.value = "";
+  });
+
+  showWindow();
+  return {
+    element: h("div", { class: "composer" }, textForm, templates),
+    // The newest inbound message loaded (its createdAt), or null.
+    update(newestInbound) {
+      const at = newestInbound ? Date.parse(newestInbound) : null;
+      lastInbound = Number.isNaN(at) ? null : at;
+      showWindow();
+    },
+    stop: () => clearTimeout(timer),
+  };
+}

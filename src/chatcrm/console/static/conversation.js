@@ -1,0 +1,281 @@
+// A contact's conversation (contract K.1, K.3), in its panel: the messages oldest to newest,
+// inbound and outbound told apart, each with its time and (outbound) its status — a failed
+// one with the error's title and "Retry"; media by type with a link to its bytes; the page
+// of older messages loaded on scrolling up; new messages and status changes brought by the
+// events feed; and the composer (composer.js) below.
+import { apiUrl, bytes } from "./api.js";
+import { composer } from "./composer.js";
+import { h } from "./dom.js";
+import { Feedback, time } from "./forms.js";
+import { allows } from "./session.js";
+
+const PAGE = 30;
+const NEAR_TOP = 48; // px from the list's top at which the older page is asked for
+const NEAR_END = 64; // px from its end within which the list follows new messages
+const READ_DELAY = 300; // ms: one "read" for a burst of inbound messages
+
+const SHORT = { dateStyle: "short", timeStyle: "short" };
+const STATUS = { queued: "Queued", sent: "Sent", delivered: "Delivered", read: "Read" };
+const KINDS = {
+  image: "Image",
+  audio: "Audio",
+  video: "Video",
+  document: "Document",
+  sticker: "Sticker",
+  location: "Location",
+  interactive: "Interactive reply",
+  button: "Button reply",
+  template: "Template",
+  reaction: "Reaction",
+  unsupported: "Unsupported message",
+};
+
+const at = (iso) => Date.parse(iso) || 0;
+
+// Oldest first; the id settles a tie (ids grow with time).
+function compare(a, b) {
+  return at(a.createdAt) - at(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+// Whether `next` is the same message at a later state than the one shown (statuses only
+// move on, and a retry's `queued` is newer than the `failed` before it).
+function later(next, shown) {
+  const [then, now] = [at(shown.statusAt || shown.createdAt), at(next.statusAt || next.createdAt)];
+  return now > then || (now === then && (next.status !== shown.status || next.externalId !== shown.externalId));
+}
+
+// The conversation is read (K.1): the contact's isRead becomes true.
+export function markRead(ctx, contactId) {
+  return ctx.call("POST", `/api/contact/${encodeURIComponent(contactId)}/messages/read`, { body: {} });
+}
+
+class Conversation {
+  constructor(ctx, contactId) {
+    this.ctx = ctx;
+    this.id = contactId;
+    this.path = `/api/contact/${encodeURIComponent(contactId)}/messages`;
+    this.items = new Map(); // message id → {message, element}
+    this.versions = new Map(); // message id → the latest event's recordVersion applied
+    this.before = null; // the id to ask the older page with, or null: none older
+    this.loadingOlder = false;
+    this.canWrite = allows(ctx.session, "messages:write");
+    this.feedback = new Feedback();
+    this.list = h("ol", { class: "messages", role: "log", "aria-label": "Messages", tabindex: 0 });
+    this.note = h("p", { class: "muted" }, "Loading…");
+    this.older = h("button", { type: "button", class: "older", hidden: true }, "Load older messages");
+    this.older.addEventListener("click", () => this.loadOlder());
+    this.list.addEventListener("scroll", () => {
+      if (this.list.scrollTop <= NEAR_TOP) this.loadOlder();
+    });
+    this.composer = this.canWrite
+      ? composer(ctx, contactId, { feedback: this.feedback, sent: (m) => this.put(m, { follow: true }) })
+      : null;
+    this.element = h(
+      "div",
+      { class: "conversation" },
+      this.feedback.slot,
+      this.older,
+      this.note,
+      this.list,
+      this.composer ? this.composer.element : null,
+    );
+    this.listener = (events) => this.heard(events);
+  }
+
+  async start() {
+    this.ctx.listeners.add(this.listener); // before the first page: nothing falls between
+    try {
+      const page = await this.ctx.call("GET", this.path, { query: { pageSize: PAGE } });
+      for (const message of page.messages) this.put(message);
+      this.before = page.before;
+      this.older.hidden = !this.before;
+      this.toEnd();
+    } catch (error) {
+      this.note.replaceChildren(h("span", { role: "alert", class: "error" }, error.message));
+      return;
+    }
+    this.changed();
+  }
+
+  stop() {
+    this.ctx.listeners.delete(this.listener);
+    clearTimeout(this.reading);
+    if (this.composer) this.composer.stop();
+  }
+
+  // The page before the oldest shown, kept where the reader was.
+  async loadOlder() {
+    if (!this.before || this.loadingOlder) return;
+    this.loadingOlder = true;
+    this.older.disabled = true;
+    const fromEnd = this.list.scrollHeight - this.list.scrollTop;
+    try {
+      const page = await this.ctx.call("GET", this.path, { query: { before: this.before, pageSize: PAGE } });
+      for (const message of page.messages) this.put(message);
+      this.before = page.before;
+      this.list.scrollTop = this.list.scrollHeight - fromEnd;
+      this.changed();
+    } catch (error) {
+      this.feedback.error(error);
+    } finally {
+      this.loadingOlder = false;
+      this.older.disabled = false;
+      this.older.hidden = !this.before;
+    }
+  }
+
+  nearEnd() {
+    return this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight <= NEAR_END;
+  }
+
+  toEnd() {
+    this.list.scrollTop = this.list.scrollHeight;
+  }
+
+  // A message shown, or shown again at a later state; in its place by time.
+  put(message, { follow = false } = {}) {
+    const known = this.items.get(message.id);
+    if (known) {
+      if (!later(message, known.message)) return;
+      const element = this.item(message);
+      known.element.replaceWith(element);
+      Object.assign(known, { message, element });
+    } else {
+      const following = follow || this.nearEnd();
+      const element = this.item(message);
+      let next = null; // the first shown message after this one
+      for (let child = this.list.lastElementChild; child; child = child.previousElementSibling) {
+        if (compare(this.items.get(child.dataset.id).message, message) <= 0) break;
+        next = child;
+      }
+      this.items.set(message.id, { message, element });
+      this.list.insertBefore(element, next);
+      if (following && !next) this.toEnd();
+    }
+    this.changed();
+  }
+
+  // What depends on the whole list: the empty note and the composer's 24-hour window.
+  changed() {
+    this.note.hidden = this.items.size > 0;
+    if (!this.items.size) this.note.textContent = "No messages yet.";
+    let newest = null;
+    for (const { message } of this.items.values()) {
+      if (message.direction === "in" && (!newest || compare(newest, message) < 0)) newest = message;
+    }
+    if (this.composer) this.composer.update(newest ? newest.createdAt : null);
+  }
+
+  // A page of the events feed: this contact's new messages and status changes.
+  heard(events) {
+    let inbound = false;
+    for (const event of events) {
+      if (!event.type.startsWith("message.") || !event.data || event.data.contactId !== this.id) continue;
+      if (event.recordVersion <= (this.versions.get(event.recordId) || 0)) continue;
+      this.versions.set(event.recordId, event.recordVersion);
+      if (!this.items.has(event.data.id) && event.data.direction === "in") inbound = true;
+      this.put(event.data);
+    }
+    // Seen as it arrives: the conversation stays read while it is open in view.
+    if (inbound && this.canWrite && document.visibilityState === "visible") {
+      clearTimeout(this.reading);
+      this.reading = setTimeout(() => markRead(this.ctx, this.id).catch(() => {}), READ_DELAY);
+    }
+  }
+
+  item(message) {
+    const inbound = message.direction === "in";
+    return h(
+      "li",
+      {
+        class: `message ${inbound ? "in" : "out"}`,
+        "data-id": message.id,
+        "aria-label": inbound ? "Inbound message" : "Outbound message",
+      },
+      this.content(message),
+      h("p", { class: "meta" }, time(message.createdAt, SHORT), inbound ? null : this.status(message)),
+    );
+  }
+
+  content(message) {
+    const kind = message.type !== "text" ? KINDS[message.type] || message.type : null;
+    const media = message.media;
+    const place = message.location;
+    return [
+      kind ? h("p", { class: "kind" }, kind) : null,
+      media ? this.mediaLink(message) : null,
+      place
+        ? h(
+            "p",
+            { class: "location" },
+            [place.name, place.address].filter(Boolean).join(", "),
+            ` (${place.latitude}, ${place.longitude})`,
+          )
+        : null,
+      message.text ? h("p", { class: "text" }, message.text) : null,
+    ];
+  }
+
+  // The media's bytes come through the API (GET /api/message/{id}/media) with the caller's
+  // credentials, then open in a new tab (a document is downloaded under its file name).
+  mediaLink(message) {
+    const path = `/api/message/${encodeURIComponent(message.id)}/media`;
+    const kind = (KINDS[message.type] || "media").toLowerCase();
+    const { fileName, mimeType } = message.media;
+    const open = async (event) => {
+      event.preventDefault();
+      try {
+        const url = URL.createObjectURL(await bytes(this.ctx.session, path));
+        const link = h("a", { href: url, target: "_blank", rel: "noopener", download: fileName || null });
+        document.body.append(link);
+        link.click();
+        link.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      } catch (error) {
+        this.feedback.error(error);
+      }
+    };
+    return h(
+      "p",
+      { class: `media ${message.type}` },
+      // The link itself serves a person's session too (opened in a new tab, say).
+      h("a", { href: apiUrl(`${path}?workspaceId=${encodeURIComponent(this.ctx.session.workspace)}`),
+        class: "media-link", onclick: open }, `Open ${kind}`),
+      fileName || mimeType ? h("span", { class: "file" }, ` ${fileName || mimeType}`) : null,
+    );
+  }
+
+  status(message) {
+    if (message.status !== "failed") {
+      return h("span", { class: `delivery ${message.status}` }, STATUS[message.status] || message.status);
+    }
+    const error = message.error || {};
+    const retry = this.canWrite
+      ? h("button", { type: "button", class: "retry", onclick: (e) => this.retry(message, e.currentTarget) }, "Retry")
+      : null;
+    return [
+      h("span", { class: "delivery failed" }, `Failed: ${error.title || error.code || "unknown error"}`),
+      retry,
+    ];
+  }
+
+  // A failed message queued again (POST /api/message/{id}/retry): the same message.
+  async retry(message, button) {
+    button.disabled = true;
+    this.feedback.clear();
+    try {
+      const done = await this.ctx.call("POST", `/api/message/${encodeURIComponent(message.id)}/retry`, {
+        body: {},
+      });
+      this.put(done.message);
+    } catch (error) {
+      button.disabled = false;
+      this.feedback.error(error);
+    }
+  }
+}
+
+// The conversation of a contact: `element` to show, `start()` once shown, `stop()` on close.
+export function conversation(ctx, contactId) {
+  return new Conversation(ctx, contactId);
+}

@@ -1,0 +1,321 @@
+"""A contact's conversation in the console (contract K.3) in Debian's chromium, on both
+backends: recorded messages shown oldest to newest, inbound and outbound told apart; an
+inbound message arriving while the panel is open; older pages on scrolling up; the
+"Unread" mark of a card and its end when the conversation is opened; the composer closed
+outside the 24-hour window, with the API's refusal of a template without a channel; and
+text sent through a channel whose Graph API is a fake on 127.0.0.1, its status following
+live, a failure with its title and "Retry"; an inbound image with its media link."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Locator, Page, Request, expect
+
+from chatcrm.provisioning import NewAccount
+from tests.browser.conftest import Visit, api, create, sign_in
+from tests.browser.graph_fake import PNG, Graph, fake_graph
+from tests.conftest import new_account
+from tests.servers import serve
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+LIVE_MS = 2000  # the contract's bound for live updates
+SENT_MS = 5000  # a send: the sender's first attempt (within 1 s), then the event (2 s)
+NUMBER = "51987654321"
+APP_SECRET = "app-secret-for-tests"
+ACCESS_TOKEN = "EAAG-access-token-for-tests"
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str) -> Iterator[str]:
+    """A real `chatcrm serve` whose channels may call a Graph API on 127.0.0.1."""
+    with serve(database_url, env={"CHATCRM_WEBHOOK_ALLOW_PRIVATE": "1"}) as running:
+        yield running.base_url
+
+
+@pytest.fixture
+def graph() -> Iterator[Graph]:
+    """A fake Graph API of the test's own: what it was sent is this test's alone."""
+    with fake_graph() as running:
+        yield running
+
+
+def _contact(server: str, account: NewAccount, name: str, **fields: Any) -> str:
+    """A WhatsApp contact (platformId 2) with a number to send to."""
+    fields.setdefault("internalWhatsappNumber", NUMBER)
+    return create(server, account, "contact", name=name, platformId=2, **fields)
+
+
+def _when(delta: timedelta) -> str:
+    """A timestamp `delta` before now, in the API's format."""
+    return (datetime.now(UTC) - delta).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _record(server: str, account: NewAccount, contact: str, direction: str, text: str,
+            ago: timedelta = timedelta(0)) -> dict[str, Any]:  # fmt: skip
+    body = {"direction": direction, "text": text, "createdAt": _when(ago)}
+    made: dict[str, Any] = api(
+        server, account, "POST", f"/api/contact/{contact}/messages/record", json=body
+    )["message"]
+    return made
+
+
+def _channel(server: str, account: NewAccount, graph: Graph, phone_number_id: str) -> dict:
+    body = {
+        "type": "whatsapp",
+        "name": "Main line",
+        "phoneNumberId": phone_number_id,
+        "displayPhoneNumber": "+51 1 555 0000",
+        "accessToken": ACCESS_TOKEN,
+        "appSecret": APP_SECRET,
+        "apiBaseUrl": graph.base_url,
+    }
+    channel: dict = api(server, account, "POST", "/api/channel", json=body)["channel"]
+    return channel
+
+
+def _following(request: Request) -> bool:
+    """The console's long poll of the events feed (it starts once the feed's end is known)."""
+    return "/api/events" in request.url and "wait=" in request.url
+
+
+def _open_panel(visit: Visit, account: NewAccount, contact: str, name: str) -> Locator:
+    """Follow a link to the contact's panel, signing in on the way; its conversation."""
+    visit.goto(f"/console#contacts/{contact}")
+    with visit.page.expect_request(_following):
+        sign_in(visit, account)
+    panel = visit.page.get_by_role("dialog", name=name, exact=True)
+    expect(panel).to_be_visible()
+    return panel.get_by_role("region", name="Conversation")
+
+
+def _messages(conversation: Locator) -> Locator:
+    return conversation.get_by_role("log", name="Messages").get_by_role("listitem")
+
+
+def test_recorded_messages_show_in_order_and_new_ones_live(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    ana = _contact(server, account, "Ana", lastname="Diaz")
+    _record(server, account, ana, "out", "Hello Ana, your order is ready", timedelta(hours=2))
+    _record(server, account, ana, "in", "Thanks! When can I pick it up?", timedelta(hours=1))
+
+    conversation = _open_panel(visit, account, ana, "Ana Diaz")
+    items = _messages(conversation)
+    expect(items).to_have_text([re.compile("Hello Ana"), re.compile("When can I pick it up")])
+    first, second = items.nth(0), items.nth(1)
+    expect(first).to_have_attribute("aria-label", "Outbound message")
+    expect(first).to_have_class(re.compile(r"\bout\b"))
+    expect(first.locator(".delivery")).to_have_text("Sent")  # recorded outbound: sent
+    expect(first.locator("time")).to_have_count(1)
+    expect(second).to_have_attribute("aria-label", "Inbound message")
+    expect(second).to_have_class(re.compile(r"\bin\b"))
+    expect(second.locator(".delivery")).to_have_count(0)  # no status for what came in
+    # The last message within 24 h: the composer is open.
+    expect(conversation.get_by_label("Message", exact=True)).to_be_enabled()
+    expect(conversation.get_by_text("The 24-hour window is closed")).to_be_hidden()
+    assert visit.settle() == []
+
+    # Opening it marked the conversation read.
+    stored = api(server, account, "GET", f"/api/contact/{ana}")["data"][0]
+    assert stored["isRead"] is True
+
+    # A message recorded elsewhere while the panel is open appears without a reload.
+    _record(server, account, ana, "in", "Is the shop open on Sunday?")
+    expect(items).to_have_count(3, timeout=LIVE_MS)
+    expect(items.last).to_contain_text("Is the shop open on Sunday?")
+    expect(items.last).to_have_attribute("aria-label", "Inbound message")
+    assert visit.settle() == []
+
+
+def test_older_pages_load_on_scrolling_up(visit: Visit, server: str, database_url: str) -> None:
+    account = new_account(database_url)
+    bea = _contact(server, account, "Bea")
+    for i in range(40):
+        direction = "in" if i % 2 else "out"
+        _record(server, account, bea, direction, f"Message {i:02}", timedelta(minutes=60 - i))
+
+    conversation = _open_panel(visit, account, bea, "Bea")
+    items = _messages(conversation)
+    expect(items).to_have_count(30)  # the newest page, oldest first
+    expect(items.first).to_contain_text("Message 10")
+    expect(items.last).to_contain_text("Message 39")
+    log = conversation.get_by_role("log", name="Messages")
+    log.evaluate("list => { list.scrollTop = 0; }")  # the reader scrolls up
+    expect(items).to_have_count(40)
+    expect(items.first).to_contain_text("Message 00")
+    expect(conversation.get_by_role("button", name="Load older messages")).to_be_hidden()
+    texts = [t.strip().splitlines()[0] for t in items.all_inner_texts()]
+    assert texts == [f"Message {i:02}" for i in range(40)]
+    assert visit.settle() == []
+
+
+def test_an_unread_mark_shows_live_and_ends_when_the_conversation_is_opened(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    cid = _contact(server, account, "Cid", isRead=True)
+    visit.goto("/console")
+    with visit.page.expect_request(_following):
+        sign_in(visit, account)
+    page = visit.page
+    card = page.get_by_role("article", name="Cid")
+    expect(card).to_be_visible()
+    expect(card.get_by_text("Unread", exact=True)).to_have_count(0)
+
+    _record(server, account, cid, "in", "Hi, do you deliver?")
+    expect(card.get_by_text("Unread", exact=True)).to_be_visible(timeout=LIVE_MS)
+    expect(card).to_contain_text("Hi, do you deliver?")
+
+    card.click()
+    panel = page.get_by_role("dialog", name="Cid", exact=True)
+    expect(_messages(panel.get_by_role("region", name="Conversation"))).to_have_count(1)
+    panel.get_by_role("button", name="Close").click()
+    expect(card.get_by_text("Unread", exact=True)).to_have_count(0, timeout=LIVE_MS)
+    assert api(server, account, "GET", f"/api/contact/{cid}")["data"][0]["isRead"] is True
+    assert visit.settle() == []
+
+
+def test_the_composer_is_closed_outside_the_window(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    dan = _contact(server, account, "Dan")
+    _record(server, account, dan, "in", "Last week's question", timedelta(hours=25))
+    _record(server, account, dan, "out", "Our answer", timedelta(hours=1))
+
+    conversation = _open_panel(visit, account, dan, "Dan")
+    expect(_messages(conversation)).to_have_count(2)
+    text = conversation.get_by_label("Message", exact=True)
+    expect(text).to_be_disabled()
+    expect(conversation.get_by_role("button", name="Send", exact=True)).to_be_disabled()
+    reason = conversation.get_by_text("The 24-hour window is closed: send a template.")
+    expect(reason).to_be_visible()
+    expect(text).to_have_accessible_description("The 24-hour window is closed: send a template.")
+
+    # A template can be sent at any time; in a workspace without a channel the API says no.
+    conversation.get_by_label("Template name").fill("order_update")
+    conversation.get_by_label("Language").fill("es")
+    conversation.get_by_label("Parameters (one per line)").fill("Dan\nORD-1")
+    conversation.get_by_role("button", name="Send template").click()
+    alert = conversation.get_by_role("alert")
+    expect(alert).to_contain_text("no enabled WhatsApp channel")
+    visit.failed.clear()  # the 422 was the point
+
+    # An inbound message now opens the window, live.
+    _record(server, account, dan, "in", "Are you there?")
+    expect(text).to_be_enabled(timeout=LIVE_MS)
+    expect(reason).to_be_hidden()
+    assert visit.settle() == []
+
+
+def test_sending_text_through_a_channel_and_retrying_a_failure(
+    visit: Visit, server: str, database_url: str, graph: Graph
+) -> None:
+    account = new_account(database_url)
+    channel = _channel(server, account, graph, "100200300400500")
+    eva = _contact(server, account, "Eva")
+    _record(server, account, eva, "in", "Can you send me the price?", timedelta(minutes=5))
+
+    conversation = _open_panel(visit, account, eva, "Eva")
+    items = _messages(conversation)
+    expect(items).to_have_count(1)
+    text = conversation.get_by_label("Message", exact=True)
+    text.fill("It is 120 soles.")
+    conversation.get_by_role("button", name="Send", exact=True).click()
+    expect(items).to_have_count(2)
+    sent = items.last
+    expect(sent).to_have_attribute("aria-label", "Outbound message")
+    expect(sent).to_contain_text("It is 120 soles.")
+    expect(text).to_have_value("")
+    # Queued at once, then sent by the channel sender: the status follows without a reload.
+    expect(sent.locator(".delivery")).to_have_text("Sent", timeout=SENT_MS)
+    assert "It is 120 soles." in graph.texts()
+    posted = next(s for s in graph.sent if s.body.get("text", {}).get("body") == "It is 120 soles.")
+    assert posted.path == f"/{channel['phoneNumberId']}/messages"
+    assert posted.authorization == f"Bearer {ACCESS_TOKEN}"
+    assert posted.body["to"] == NUMBER
+    messages = api(server, account, "GET", f"/api/contact/{eva}/messages")["messages"]
+    assert [m["status"] for m in messages] == ["received", "sent"]
+
+    # Meta refuses the next one: failed, with its error's title and "Retry".
+    graph.answer_next(
+        400,
+        {"error": {"code": 131026, "message": "Message undeliverable",
+                   "error_user_title": "Receiver is incapable of receiving this message"}},
+    )  # fmt: skip
+    text.fill("Here is the catalogue.")
+    text.press("Control+Enter")
+    expect(items).to_have_count(3)
+    failed = items.last
+    expect(failed.locator(".delivery")).to_have_text(
+        "Failed: Receiver is incapable of receiving this message", timeout=SENT_MS
+    )
+    failed.get_by_role("button", name="Retry").click()
+    expect(failed.locator(".delivery")).to_have_text("Sent", timeout=SENT_MS)
+    expect(items).to_have_count(3)  # the same message, sent again
+    assert graph.texts().count("Here is the catalogue.") == 2
+    assert visit.settle() == []
+
+
+def _signed(body: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+    raw = json.dumps(body).encode()
+    signature = hmac.new(APP_SECRET.encode(), raw, hashlib.sha256).hexdigest()
+    return raw, {"Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={signature}"}
+
+
+def test_an_inbound_image_shows_with_a_link_to_its_media(
+    visit: Visit, server: str, database_url: str, graph: Graph
+) -> None:
+    account = new_account(database_url)
+    phone_number_id = "100200300400501"
+    channel = _channel(server, account, graph, phone_number_id)
+    fay = _contact(server, account, "Fay", internalWhatsappNumber="51987650001")
+    graph.media["MEDIA-FAY-1"] = ("image/png", PNG)
+    conversation = _open_panel(visit, account, fay, "Fay")
+    expect(conversation.get_by_text("No messages yet.")).to_be_visible()
+
+    # Meta delivers an image from Fay's number (signed as Meta signs it).
+    delivery = {
+        "object": "whatsapp_business_account",
+        "entry": [{"id": "WABA", "changes": [{"field": "messages", "value": {
+            "messaging_product": "whatsapp",
+            "metadata": {"display_phone_number": "5115550000", "phone_number_id": phone_number_id},
+            "contacts": [{"profile": {"name": "Fay"}, "wa_id": "51987650001"}],
+            "messages": [{
+                "from": "51987650001", "id": "wamid.IN-FAY-1",
+                "timestamp": str(int(datetime.now(UTC).timestamp())), "type": "image",
+                "image": {"id": "MEDIA-FAY-1", "mime_type": "image/png", "caption": "The blue one"},
+            }],
+        }}]}],
+    }  # fmt: skip
+    raw, headers = _signed(delivery)
+    answer = httpx.post(f"{server}/channels/whatsapp/{channel['id']}", content=raw, headers=headers)
+    assert answer.status_code == 200, answer.text
+
+    item = _messages(conversation).first
+    expect(item).to_contain_text("The blue one", timeout=LIVE_MS)
+    expect(item).to_have_attribute("aria-label", "Inbound message")
+    expect(item.locator(".kind")).to_have_text("Image")
+    link = item.get_by_role("link", name="Open image")
+    expect(link).to_have_attribute("href", re.compile(r"/api/message/[^/]+/media\?workspaceId="))
+    page: Page = visit.page
+    with page.expect_response(lambda r: "/media" in r.url) as media:
+        link.click()
+    assert media.value.status == 200
+    assert media.value.headers["content-type"].startswith("image/png")
+    message_id = item.get_attribute("data-id")
+    headers = {"Authorization": f"Bearer {account.api_key}", "x-workspace-id": account.workspace_id}
+    fetched = httpx.get(f"{server}/api/message/{message_id}/media", headers=headers)
+    assert fetched.content == PNG
+    assert visit.settle() == []
