@@ -1,6 +1,7 @@
 """The screenshots of docs/console.md: a `chatcrm serve` on a fresh SQLite file, seeded with
 a small sales team's demo data through the API, photographed in Debian's chromium at
-1280×800 — the contacts board, the opportunities board and the pipeline view.
+1280×800 — the contacts board, the opportunities board, the pipeline view, a contact's
+conversation and the Channels page.
 
     python scripts/console_screenshots.py [--out docs/console]
 """
@@ -99,8 +100,18 @@ async def _account(url: str) -> NewAccount:
         await db.dispose()
 
 
-def seed(base: str, account: NewAccount) -> None:
-    """Stages, tags, agents, 36 contacts and 24 opportunities (some won, some lost)."""
+CONVERSATION = [
+    ("in", "Hello! I saw your ad for the office chairs"),
+    ("out", "Hi Ana! Thanks for writing. Which model caught your eye?"),
+    ("in", "The ergonomic one, black. Do you ship to Cusco?"),
+    ("out", "Yes, 3 to 5 days to Cusco. For 12 chairs the price is S/ 450 each."),
+    ("in", "Great, can you send the quote to my email?"),
+]
+
+
+def seed(base: str, account: NewAccount) -> str:
+    """Stages, tags, agents, 36 contacts and 24 opportunities (some won, some lost), a
+    conversation with the first contact and a WhatsApp channel; returns that contact."""
     rng = random.Random(7)
     ws = account.workspace_id
     headers = {"Authorization": f"Bearer {account.api_key}", "x-workspace-id": ws}
@@ -154,6 +165,28 @@ def seed(base: str, account: NewAccount) -> None:
                     f"/api/opportunity?id={deal['id']}&workspaceId={ws}",
                     json={"winLossStatus": 1 if i % 3 else 2},
                 )
+        start_at = utcnow() - timedelta(minutes=40)
+        for i, (direction, text) in enumerate(CONVERSATION):
+            body = {
+                "direction": direction,
+                "text": text,
+                "createdAt": (start_at + timedelta(minutes=7 * i)).isoformat(),
+            }
+            call("POST", f"/api/contact/{contacts[0]}/messages/record", json=body)
+        call(
+            "POST",
+            "/api/channel",
+            json={
+                "type": "whatsapp",
+                "name": "Sales line",
+                "phoneNumberId": "106540352242922",
+                "displayPhoneNumber": "+51 1 555 0199",
+                "accessToken": "demo-access-token",
+                "appSecret": "demo-app-secret",
+                "verifyToken": "moonlit-harbor-42",
+            },
+        )
+        return str(contacts[0])
 
 
 async def spread_outcomes(url: str) -> None:
@@ -179,7 +212,7 @@ async def spread_outcomes(url: str) -> None:
         await db.dispose()
 
 
-def photograph(base: str, account: NewAccount, out: Path) -> list[Path]:
+def photograph(base: str, account: NewAccount, out: Path, contact_id: str) -> list[Path]:
     shots = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -203,6 +236,16 @@ def photograph(base: str, account: NewAccount, out: Path) -> list[Path]:
             path = out / f"{name}.png"
             page.screenshot(path=str(path))
             shots.append(path)
+        for view, name, ready in (
+            (f"contacts/{contact_id}", "conversation", "text=Great, can you send the quote"),
+            ("channels", "channels", "text=Sales line"),
+        ):
+            page.goto(f"{base}/console#{view}")
+            page.reload()
+            page.locator(ready).first.wait_for()
+            path = out / f"{name}.png"
+            page.screenshot(path=str(path))
+            shots.append(path)
         browser.close()
     return shots
 
@@ -222,9 +265,9 @@ def main() -> None:
         proc = start(command, env, Path(tmp) / "serve.log")
         try:
             wait_ready(f"{base}/ready")
-            seed(base, account)
+            contact_id = seed(base, account)
             asyncio.run(spread_outcomes(url))
-            for path in photograph(base, account, args.out):
+            for path in photograph(base, account, args.out, contact_id):
                 print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
         finally:
             stop(proc)
