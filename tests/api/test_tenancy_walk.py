@@ -43,6 +43,8 @@ VALIDATION = "VALIDATION_ERROR"
 NO_CONTACT = "CONTACT_NOT_FOUND"
 NO_OPP = "OPPORTUNITY_NOT_FOUND"
 NO_HOOK = "WEBHOOK_NOT_FOUND"
+NO_MESSAGE = "MESSAGE_NOT_FOUND"
+NO_CHANNEL = "CHANNEL_NOT_FOUND"
 
 
 @dataclass
@@ -67,6 +69,11 @@ class World:
     webhook: dict[str, Any]  # with its secret
     webhook_event: str  # a webhook.test event of the victim's endpoint
     deliveries_token: str
+    # Conversations (contract K): a WhatsApp channel (as created, without its write-only
+    # secrets), those secrets, and a message recorded on `contact`.
+    channel: dict[str, Any]
+    channel_secrets: dict[str, str]
+    message: dict[str, Any]
     # People of the victim's account (contract J): an invited agent and a scoped key.
     people: dict[str, dict[str, Any]] = field(default_factory=dict)
     own: dict[str, dict[str, Any]] = field(default_factory=dict)  # per caller ws: records
@@ -85,7 +92,13 @@ class World:
     @property
     def private_values(self) -> tuple[str, ...]:
         """Values no other caller may ever read (beside `secret`, in names and urls)."""
-        return (self.phone, self.webhook["secret"], self.webhook_event)
+        return (
+            self.phone,
+            self.webhook["secret"],
+            self.webhook_event,
+            self.channel["verifyToken"],
+            *self.channel_secrets.values(),
+        )
 
     @property
     def setup_ids(self) -> set[str]:
@@ -96,6 +109,18 @@ class World:
             self.contact_stage,
             self.opportunity_stage,
         }
+
+
+def channel_body(name: str, **extra: Any) -> dict[str, Any]:
+    """A WhatsApp channel of a phoneNumberId of its own (any channel's is unique)."""
+    return {
+        "type": "whatsapp",
+        "name": name,
+        "phoneNumberId": str(uuid.uuid4().int)[:15],
+        "accessToken": "EAAG-token",
+        "appSecret": "app-secret",
+        **extra,
+    }
 
 
 def second_workspace(api: Api, name: str) -> Api:
@@ -157,6 +182,22 @@ def world(api: Api, other_api: Api) -> World:
     }
     for kind, record in deleted.items():
         ok_data(api.delete(f"/api/{kind}/{record['id']}"))
+    # The shared app allows no private addresses: the default Graph API base URL (no
+    # sender runs on it, so nothing is ever sent there).
+    channel_secrets = {
+        "accessToken": f"EAAG-{secret}-{uuid.uuid4().hex}",
+        "appSecret": f"app-{secret}-{uuid.uuid4().hex}",
+    }
+    channel = ok_data(
+        api.post("/api/channel", json=channel_body(f"Channel {secret}", **channel_secrets))
+    )["channel"]
+    # Recorded, not queued: no sender of another test can change it under the walk.
+    message = ok_data(
+        api.post(
+            f"/api/contact/{contact['id']}/messages/record",
+            json={"direction": "in", "text": f"Hello {secret}", "externalId": f"wamid.{secret}"},
+        )
+    )["message"]
     # The events so far published first (a read of the feed does it), so the endpoint's
     # log holds exactly its two tests, whenever the publisher runs.
     ok_data(api.get("/api/events"))
@@ -190,6 +231,9 @@ def world(api: Api, other_api: Api) -> World:
         webhook=webhook,
         webhook_event=webhook_event,
         deliveries_token=_token(api, f"/api/webhook/{webhook['id']}/deliveries"),
+        channel=channel,
+        channel_secrets=channel_secrets,
+        message=message,
     )
     w.deleted = deleted
     w.people = {
@@ -210,7 +254,10 @@ def world(api: Api, other_api: Api) -> World:
     }
     for caller in (sibling, other_api):
         w.own[caller.ws] = {
-            "contact": caller.create_contact(name="Own"),
+            # With a WhatsApp number and a channel of its workspace: a send from there gets
+            # past NO_CHANNEL to the references it names.
+            "contact": caller.create_contact(name="Own", internalWhatsappNumber=unique_phone()),
+            "channel": ok_data(caller.post("/api/channel", json=channel_body("Own")))["channel"],
             "opportunity": caller.create_opportunity(name="Own deal"),
             "webhook": ok_data(
                 caller.post("/api/webhook", json={"url": "https://hooks.example/own"})
@@ -258,6 +305,15 @@ def snapshot(w: World) -> dict[str, Any]:
     assert out["webhook"]["webhook"] == w.webhook
     assert [h["id"] for h in out["webhooks"]["data"]] == [hook]
     assert len(out["deliveries"]) == 2
+    out["conversation"] = ok_data(v.get(f"/api/contact/{w.contact['id']}/messages"))
+    out["channel"] = ok_data(v.get(f"/api/channel/{w.channel['id']}"))
+    out["channels"] = ok_data(v.get("/api/channel"))
+    assert out["conversation"]["messages"] == [w.message]
+    assert out["channel"]["channel"] == w.channel
+    assert out["channels"]["data"] == [w.channel]
+    # Write-only, even to the victim's own key.
+    for value in w.channel_secrets.values():
+        assert value not in str(out), value
     return out
 
 
@@ -1559,6 +1615,297 @@ CASES.update(
         ),
     }
 )
+
+# --- conversations (contract K): messages of a contact, channels of a workspace -----------
+
+TEMPLATE = {"template": {"name": "hello", "language": "en_US", "parameters": []}}
+
+
+def conversation_path(w: World, suffix: str = "") -> str:
+    return f"/api/contact/{w.contact['id']}/messages{suffix}"
+
+
+def own_conversation_path(w: World, me: Api, suffix: str = "") -> str:
+    return f"/api/contact/{w.own[me.ws]['contact']['id']}/messages{suffix}"
+
+
+def list_messages_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", conversation_path(w)), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+        r("header, before the victim's message", VICTIM, {"before": w.message["id"]}),
+    ]
+
+
+def list_messages_records(w: World, me: Api) -> list[Expect]:
+    r = at("GET", conversation_path(w))
+    own_id = w.own[me.ws]["contact"]["id"]
+    own = at("GET", own_conversation_path(w, me))
+
+    def own_conversation(data: Any) -> None:
+        assert data["contactId"] == own_id, data
+        assert all(m["workspaceId"] == me.ws for m in data["messages"]), data
+        assert w.message["id"] not in {m["id"] for m in data["messages"]}, data
+
+    return [
+        err(r("header", OWN), 404, NO_CONTACT),
+        err(r("query", None, {"workspaceId": me.ws}), 404, NO_CONTACT),
+        err(r("header, before the victim's message", OWN, {"before": w.message["id"]}), 404,
+            NO_CONTACT),
+        err(own("own contact, before the victim's message", OWN, {"before": w.message["id"]}),
+            422, VALIDATION, "before"),
+        ok(own("own contact", OWN), own_conversation, SEARCH_OBTAINED),
+    ]  # fmt: skip
+
+
+def send_message_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", conversation_path(w)), w.victim.ws
+    text = {"text": "Intruder"}
+    return [
+        r("header", VICTIM, json=text),
+        r("header, template", VICTIM, json=TEMPLATE),
+        r("body", None, json={**text, "workspaceId": ws}),
+        r("body beside own header", OWN, json={**text, "workspaceId": ws}),
+        r("header, reply to the victim's message", VICTIM,
+          json={**TEMPLATE, "replyToId": w.message["id"]}),
+        r("header, invalid body", VICTIM, json={}),
+    ]  # fmt: skip
+
+
+def send_message_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", conversation_path(w))
+    own = at("POST", own_conversation_path(w, me))
+    reply = {**TEMPLATE, "replyToId": w.message["id"]}
+    return [
+        err(r("text", OWN, json={"text": "Intruder"}), 404, NO_CONTACT),
+        err(r("template", OWN, json=TEMPLATE), 404, NO_CONTACT),
+        err(r("body", None, json={**TEMPLATE, "workspaceId": me.ws}), 404, NO_CONTACT),
+        # The caller's own contact and channel: the victim's message is no message of it.
+        err(own("own contact, reply to the victim's message", OWN, json=reply), 422, VALIDATION,
+            "replyToId"),
+    ]  # fmt: skip
+
+
+INBOUND = {"direction": "in", "text": "Intruder"}
+
+
+def record_message_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", conversation_path(w, "/record")), w.victim.ws
+    return [
+        r("header", VICTIM, json=INBOUND),
+        r("body", None, json={**INBOUND, "workspaceId": ws}),
+        r("body beside own header", OWN, json={**INBOUND, "workspaceId": ws}),
+        r("header, the victim's externalId", VICTIM,
+          json={**INBOUND, "externalId": w.message["externalId"]}),
+        r("header, invalid body", VICTIM, json={"direction": "sideways"}),
+    ]  # fmt: skip
+
+
+def record_message_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", conversation_path(w, "/record"))
+    own = at("POST", own_conversation_path(w, me, "/record"))
+    theirs = {**INBOUND, "externalId": w.message["externalId"]}
+
+    def a_message_of_its_own(data: Any) -> None:
+        # External ids are the workspace's: the victim's one finds nothing here.
+        assert data["id"] != w.message["id"], data
+        assert data["message"]["workspaceId"] == me.ws, data
+        assert data["message"]["contactId"] == w.own[me.ws]["contact"]["id"], data
+        assert data["message"]["text"] == "Intruder", data
+
+    return [
+        err(r("header", OWN, json=INBOUND), 404, NO_CONTACT),
+        err(r("body", None, json={**INBOUND, "workspaceId": me.ws}), 404, NO_CONTACT),
+        err(r("the victim's externalId", OWN, json=theirs), 404, NO_CONTACT),
+        # The answer echoes the external id the caller sent (which holds the secret).
+        replace(ok(own("own contact, the victim's externalId", OWN, json=theirs),
+                   a_message_of_its_own, "Message recorded successfully."), echoes=True),
+    ]  # fmt: skip
+
+
+def mark_read_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", conversation_path(w, "/read")), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("body", None, json={"workspaceId": ws}),
+        r("body beside own header", OWN, json={"workspaceId": ws}),
+        r("header, invalid body", VICTIM, json={"isRead": True}),
+    ]
+
+
+def mark_read_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", conversation_path(w, "/read"))
+    return [
+        err(r("header", OWN), 404, NO_CONTACT),
+        err(r("body", None, json={"workspaceId": me.ws}), 404, NO_CONTACT),
+    ]
+
+
+def message_path(w: World, suffix: str) -> str:
+    return f"/api/message/{w.message['id']}{suffix}"
+
+
+def retry_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", message_path(w, "/retry")), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("body", None, json={"workspaceId": ws}),
+        r("body beside own header", OWN, json={"workspaceId": ws}),
+        r("header, invalid body", VICTIM, json={"status": "queued"}),
+        at("POST", f"/api/message/{uuid.uuid4()}/retry")("unknown id", VICTIM),
+    ]
+
+
+def retry_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", message_path(w, "/retry"))
+    return [
+        err(r("header", OWN), 404, NO_MESSAGE),
+        err(r("body", None, json={"workspaceId": me.ws}), 404, NO_MESSAGE),
+    ]
+
+
+def media_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", message_path(w, "/media")), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+        at("GET", f"/api/message/{uuid.uuid4()}/media")("unknown id", VICTIM),
+    ]
+
+
+def media_records(w: World, me: Api) -> list[Expect]:
+    r = at("GET", message_path(w, "/media"))
+    return [
+        err(r("header", OWN), 404, NO_MESSAGE),
+        err(r("query", None, {"workspaceId": me.ws}), 404, NO_MESSAGE),
+    ]
+
+
+def create_channel_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("POST", "/api/channel"), w.victim.ws
+    return [
+        r("header", VICTIM, json=channel_body("Intruder")),
+        r("body", None, json={**channel_body("Intruder"), "workspaceId": ws}),
+        r("body beside own header", OWN, json={**channel_body("Intruder"), "workspaceId": ws}),
+        r("header, the victim's phoneNumberId", VICTIM,
+          json=channel_body("Intruder", phoneNumberId=w.channel["phoneNumberId"])),
+        r("header, invalid body", VICTIM, json={}),
+    ]  # fmt: skip
+
+
+def create_channel_records(w: World, me: Api) -> list[Expect]:
+    r = at("POST", "/api/channel")
+    # A phoneNumberId belongs to one channel of any workspace (K.2): refused, not taken.
+    theirs = channel_body("Intruder", phoneNumberId=w.channel["phoneNumberId"])
+    return [
+        err(r("the victim's phoneNumberId", OWN, json=theirs), 409, "DUPLICATE_CHANNEL"),
+        err(r("the victim's phoneNumberId, body", None, json={**theirs, "workspaceId": me.ws}),
+            409, "DUPLICATE_CHANNEL"),
+    ]  # fmt: skip
+
+
+def list_channels_addressing(w: World, me: Api) -> list[Req]:
+    r, ws = at("GET", "/api/channel"), w.victim.ws
+    return [
+        r("header", VICTIM),
+        r("query", None, {"workspaceId": ws}),
+        r("query beside own header", OWN, {"workspaceId": ws}),
+    ]
+
+
+def list_channels_records(w: World, me: Api) -> list[Expect]:
+    r = at("GET", "/api/channel")
+
+    def only_its_own(data: Any) -> None:
+        assert [c["id"] for c in data["data"]] == [w.own[me.ws]["channel"]["id"]], data
+
+    return [
+        ok(r("own list", OWN), only_its_own, LIST_OBTAINED),
+        ok(r("own list, query", None, {"workspaceId": me.ws}), only_its_own),
+    ]
+
+
+RENAME_CHANNEL = {"paramToUpdate": "name", "name": "Hacked"}
+# What taking over the victim's channel would take: its secrets and where it calls.
+TAKE_OVER = {"accessToken": "stolen", "appSecret": "stolen", "verifyToken": "stolen"}
+
+
+def channel_by_id_addressing(method: str, json: Any = None) -> Any:
+    def addressing(w: World, me: Api) -> list[Req]:
+        r, ws = at(method, f"/api/channel/{w.channel['id']}"), w.victim.ws
+        return [
+            r("header", VICTIM, json=json),
+            r("query", None, {"workspaceId": ws}, json),
+            r("query beside own header", OWN, {"workspaceId": ws}, json),
+            at(method, f"/api/channel/{uuid.uuid4()}")("unknown id", VICTIM, json=json),
+        ]
+
+    return addressing
+
+
+def channel_by_id_records(method: str, json: Any = None) -> Any:
+    def records(w: World, me: Api) -> list[Expect]:
+        r = at(method, f"/api/channel/{w.channel['id']}")
+        return [
+            err(r("header", OWN, json=json), 404, NO_CHANNEL),
+            err(r("query", None, {"workspaceId": me.ws}, json), 404, NO_CHANNEL),
+        ]
+
+    return records
+
+
+def update_channel_addressing(w: World, me: Api) -> list[Req]:
+    r = at("PUT", f"/api/channel/{w.channel['id']}")
+    return [
+        *channel_by_id_addressing("PUT", json=RENAME_CHANNEL)(w, me),
+        r("header, its secrets", VICTIM, json=TAKE_OVER),
+        r("body beside own header", OWN, json={**RENAME_CHANNEL, "workspaceId": w.victim.ws}),
+        r("header, invalid body", VICTIM, json={"paramToUpdate": "phoneNumberId"}),
+    ]
+
+
+def update_channel_records(w: World, me: Api) -> list[Expect]:
+    r = at("PUT", f"/api/channel/{w.channel['id']}")
+    return [
+        *channel_by_id_records("PUT", json=RENAME_CHANNEL)(w, me),
+        err(r("its secrets", OWN, json=TAKE_OVER), 404, NO_CHANNEL),
+        err(r("disabled", OWN, json={"enabled": False}), 404, NO_CHANNEL),
+    ]
+
+
+CASES.update(
+    {
+        ("GET", "/api/contact/{contactId}/messages"): RouteCase(
+            list_messages_addressing, list_messages_records
+        ),
+        ("POST", "/api/contact/{contactId}/messages"): RouteCase(
+            send_message_addressing, send_message_records
+        ),
+        ("POST", "/api/contact/{contactId}/messages/record"): RouteCase(
+            record_message_addressing, record_message_records
+        ),
+        ("POST", "/api/contact/{contactId}/messages/read"): RouteCase(
+            mark_read_addressing, mark_read_records
+        ),
+        ("POST", "/api/message/{messageId}/retry"): RouteCase(retry_addressing, retry_records),
+        ("GET", "/api/message/{messageId}/media"): RouteCase(media_addressing, media_records),
+        ("POST", "/api/channel"): RouteCase(create_channel_addressing, create_channel_records),
+        ("GET", "/api/channel"): RouteCase(list_channels_addressing, list_channels_records),
+        ("GET", "/api/channel/{channelId}"): RouteCase(
+            channel_by_id_addressing("GET"), channel_by_id_records("GET")
+        ),
+        ("PUT", "/api/channel/{channelId}"): RouteCase(
+            update_channel_addressing, update_channel_records
+        ),
+        ("DELETE", "/api/channel/{channelId}"): RouteCase(
+            channel_by_id_addressing("DELETE"), channel_by_id_records("DELETE")
+        ),
+    }
+)
+
 # Routes with no caller, hence no workspace to name: signing in, accepting a link.
 OPEN_ROUTES = {("POST", "/api/session"), ("POST", "/api/invitation/accept")}
 ROUTE_IDS = [f"{method} {path}" for method, path in CASES]
@@ -1654,6 +2001,8 @@ def test_a_foreign_workspace_header_is_refused_before_the_body_is_read(
         .replace("{opportunityId}", world.opportunity["id"])
         .replace("{workspaceId}", v.ws)
         .replace("{webhookId}", world.webhook["id"])
+        .replace("{messageId}", world.message["id"])
+        .replace("{channelId}", world.channel["id"])
     )
     params: dict[str, str] | None = None
     if template == "/api/contact" and method == "PUT":
@@ -1696,6 +2045,19 @@ def test_the_walk_is_not_vacuous(world: World) -> None:
     assert hook["description"] == f"hook {world.secret}"
     deliveries = ok_data(v.get(f"/api/webhook/{world.webhook['id']}/deliveries"))["data"]
     assert world.webhook_event in {d["eventId"] for d in deliveries}
+    conversation = ok_data(v.get(f"/api/contact/{world.contact['id']}/messages"))["messages"]
+    assert [m["text"] for m in conversation] == [f"Hello {world.secret}"]
+    channel = ok_data(v.get(f"/api/channel/{world.channel['id']}"))["channel"]
+    assert channel["name"] == f"Channel {world.secret}"
+    assert channel["verifyToken"] == world.channel["verifyToken"]
+    # The victim's message is a message of its own workspace: found, then refused (409).
+    error(v.post(f"/api/message/{world.message['id']}/retry"), 409, "MESSAGE_NOT_FAILED")
+    # ...and its contact gets past NO_CHANNEL with a template (not queued: 422 on replyToId).
+    refused_reply = v.post(
+        f"/api/contact/{world.contact['id']}/messages",
+        json={**TEMPLATE, "replyToId": str(uuid.uuid4())},
+    )
+    error(refused_reply, 422, VALIDATION)
 
 
 def test_lists_of_other_workspaces_never_hold_the_victim_records(world: World) -> None:

@@ -1,12 +1,17 @@
 """A broad workload through the HTTP API: every route under /api, with the variants that
 change a statement's shape (list filters, tokens, boards continued with `after`, upserts
-by phone and by email, merges, stage moves, idempotency replays, feeds by record...).
+by phone and by email, merges, stage moves, idempotency replays, feeds by record...), and
+Meta's unauthenticated calls to a channel (the verification, a signed delivery).
 
 `Workload.call` takes the route's template, so the test can check that no route served
 under /api was left out."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json as jsonlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +19,14 @@ from typing import Any
 import httpx
 import pyotp
 
+from chatcrm.channels.service import RECEIVING_PATH
 from tests.client import Api, ok_data, unique_email, unique_phone
+
+# The workload's WhatsApp channel: its Graph API is the receiver's /graph, so the channel
+# sender of the test's background round posts to {GRAPH}/{PHONE_NUMBER_ID}/messages.
+GRAPH = "/graph"
+PHONE_NUMBER_ID = "106540352242922"
+APP_SECRET = "the workload's app secret"
 
 
 @dataclass
@@ -32,12 +44,20 @@ class Workload:
         headers: dict[str, str] | None = None,
         workspace: str | None = "",
         auth: str | None = "",
+        content: bytes | None = None,
         **path: str,
     ) -> httpx.Response:
         self.routes.add((method, template))
         url = template.format(**path)
         return self.api.request(
-            method, url, params=params, json=json, headers=headers, workspace=workspace, auth=auth
+            method,
+            url,
+            params=params,
+            json=json,
+            headers=headers,
+            workspace=workspace,
+            auth=auth,
+            content=content,
         )
 
     def ok(self, method: str, template: str, **kw: Any) -> Any:
@@ -258,8 +278,123 @@ def run(api: Api, *, receiver_url: Callable[[str], str]) -> Workload:
     )
     gone = w.ok("POST", "/api/webhook", json={"url": receiver_url("/deleted")})["webhook"]
     w.ok("DELETE", hook_path, webhookId=gone["id"])
+    conversations(w, ana["id"], phone, receiver_url=receiver_url)
     people(w)
     return w
+
+
+def conversations(
+    w: Workload, contact_id: str, phone: str, *, receiver_url: Callable[[str], str]
+) -> None:
+    """Contract K: channels, Meta's calls, the conversation of `contact_id` (whose WhatsApp
+    number is `phone`). Two messages are left queued for the channel sender."""
+    one = "/api/channel/{channelId}"
+    channel = w.ok(
+        "POST",
+        "/api/channel",
+        json={
+            "type": "whatsapp",
+            "name": "Main",
+            "phoneNumberId": PHONE_NUMBER_ID,
+            "accessToken": "EAAG-workload",
+            "appSecret": APP_SECRET,
+            "apiBaseUrl": receiver_url(GRAPH),
+        },
+    )["channel"]
+    spare = w.ok(
+        "POST",
+        "/api/channel",
+        json={
+            "type": "whatsapp",
+            "name": "Spare",
+            "phoneNumberId": PHONE_NUMBER_ID + "1",
+            "accessToken": "EAAG-spare",
+            "appSecret": "spare",
+        },
+    )["channel"]
+    w.ok("GET", "/api/channel")
+    w.ok("GET", one, channelId=channel["id"])
+    w.ok("PUT", one, channelId=spare["id"], json={"paramToUpdate": "enabled", "enabled": False})
+    w.ok("PUT", one, channelId=spare["id"], json={"name": "Spare 2", "accessToken": "EAAG-2"})
+    w.ok("DELETE", one, channelId=spare["id"])
+
+    # Meta: the verification, then a delivery — a message from the contact, one from a new
+    # number (a contact is created), the same message again, and a status of an unknown wamid.
+    verify = {
+        "hub.mode": "subscribe",
+        "hub.verify_token": channel["verifyToken"],
+        "hub.challenge": "challenge",
+    }
+    answer = w.call(
+        "GET", RECEIVING_PATH, channelId=channel["id"], params=verify, auth=None, workspace=None
+    )
+    assert answer.text == "challenge", answer.text
+    news = _message(phone, "wamid.W1", "hola")
+    value = {
+        "messaging_product": "whatsapp",
+        "metadata": {"display_phone_number": "1", "phone_number_id": PHONE_NUMBER_ID},
+        "contacts": [
+            {"profile": {"name": "Ana"}, "wa_id": phone},
+            {"profile": {"name": "Noe"}, "wa_id": "51977000001"},
+        ],
+        "messages": [news, _message("51977000001", "wamid.W2", "hi"), news],
+        "statuses": [
+            {"id": "wamid.UNKNOWN", "status": "read", "timestamp": "1760000000"},
+        ],
+    }
+    delivery = {
+        "object": "whatsapp_business_account",
+        "entry": [{"id": "1", "changes": [{"field": "messages", "value": value}]}],
+    }
+    raw = jsonlib.dumps(delivery).encode()
+    signature = "sha256=" + hmac.new(APP_SECRET.encode(), raw, hashlib.sha256).hexdigest()
+    stored = w.ok(
+        "POST",
+        RECEIVING_PATH,
+        channelId=channel["id"],
+        content=raw,
+        headers={"content-type": "application/json", "x-hub-signature-256": signature},
+        auth=None,
+        workspace=None,
+    )
+    assert stored == {"messages": 2, "statuses": 0}, stored
+
+    # The conversation.
+    convo = "/api/contact/{contactId}/messages"
+    # Older than Meta's messages: the read receipt below is of wamid.W1, the last inbound.
+    recorded = {
+        "direction": "in",
+        "text": "by the bot",
+        "externalId": "bot-1",
+        "createdAt": "2025-01-01T00:00:00Z",
+    }
+    first = w.ok("POST", convo + "/record", contactId=contact_id, json=recorded)
+    w.ok("POST", convo + "/record", contactId=contact_id, json=recorded)  # the same again
+    w.ok("POST", convo + "/record", contactId=contact_id, json={"direction": "out", "text": "ok"})
+    page = w.ok("GET", convo, contactId=contact_id, params={"pageSize": "1"})
+    w.ok("GET", convo, contactId=contact_id, params={"before": page["before"]})
+    w.ok("POST", convo, contactId=contact_id, json={"text": "within the window"})
+    template = {"name": "hello", "language": "en_US", "parameters": ["Ana"]}
+    w.ok(
+        "POST",
+        convo,
+        contactId=contact_id,
+        json={"template": template, "replyToId": first["id"]},
+    )
+    w.ok("POST", convo + "/read", contactId=contact_id)  # a read receipt of wamid.W1
+    # A message that has not failed (409), one without media (404): the lookups still run.
+    w.call("POST", "/api/message/{messageId}/retry", messageId=first["id"])
+    w.call("GET", "/api/message/{messageId}/media", messageId=first["id"])
+
+
+def _message(sender: str, wamid: str, text: str) -> dict[str, Any]:
+    return {
+        "from": sender,
+        "id": wamid,
+        "timestamp": str(int(time.time())),
+        "type": "text",
+        "text": {"body": text},
+    }
 
 
 def people(w: Workload) -> None:

@@ -2,11 +2,12 @@
 (contract I; docs/scaling.md): under Citus each then runs on one shard.
 
 The SQL is recorded where every statement passes (db/connection.py hands each one to
-`compiled`), while a broad workload runs: every route under /api through the app, account
-set-up as the CLI does it, the publisher, a dispatcher sending to a real receiver, and the
-purges. Each statement is parsed (tests/db/tenant_sql.py) and each reference to a tenant
-table must be pinned to one workspace. The few statements that span workspaces by design
-are listed in ALLOWED with the reason; docs/scaling.md names them too.
+`compiled`), while a broad workload runs: every route under /api through the app, Meta's
+calls to a channel, account set-up as the CLI does it, the publisher, a dispatcher and a
+channel sender sending to a real receiver, and the purges. Each statement is parsed
+(tests/db/tenant_sql.py) and each reference to a tenant table must be pinned to one
+workspace. The few statements that span workspaces by design are listed in ALLOWED with
+the reason; docs/scaling.md names them too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from unittest.mock import patch
 
+import orjson
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import and_, bindparam, select, update
@@ -25,6 +27,9 @@ import chatcrm.contacts.table
 import chatcrm.opportunities.table  # its table in `metadata`
 from chatcrm.api import idempotency
 from chatcrm.app import create_app
+from chatcrm.channels import send_claims
+from chatcrm.channels.sending import Sender
+from chatcrm.channels.service import RECEIVING_PATH
 from chatcrm.config import Settings
 from chatcrm.db import compiled as compiled_module
 from chatcrm.db.database import Database
@@ -96,6 +101,31 @@ ALLOWED = [
         lambda d: claims._CLAIM[d],
         "a dispatcher claims due deliveries of every workspace (SKIP LOCKED)",
     ),
+    # The channel sender (channels/send_claims.py), as the dispatcher above: it serves every
+    # workspace, so it looks for and claims due rows wherever they are. On Citus the claims
+    # `_SENDS` and `_RECEIPTS` are not sent: the workspaces with due rows are listed first
+    # (`_WORKSPACES`, a multi-shard read without locks), then each one's rows are claimed on
+    # its own shard by `_SENDS_ONE` / `_RECEIPTS_ONE`, which are pinned.
+    Allowed(
+        "channels/send_claims.py _ANY (sends)",
+        lambda d: send_claims._ANY["sends"],
+        "a channel sender looks for queued messages of every workspace",
+    ),
+    Allowed(
+        "channels/send_claims.py _ANY (receipts)",
+        lambda d: send_claims._ANY["receipts"],
+        "a channel sender looks for due read receipts of every workspace",
+    ),
+    Allowed(
+        "channels/send_claims.py _SENDS",
+        lambda d: send_claims._SENDS,
+        "a channel sender claims queued messages of every workspace (SKIP LOCKED)",
+    ),
+    Allowed(
+        "channels/send_claims.py _RECEIPTS",
+        lambda d: send_claims._RECEIPTS,
+        "a channel sender claims due read receipts of every workspace (SKIP LOCKED)",
+    ),
     Allowed(
         "events/retention.py _DELETE_DELIVERIES",
         lambda d: retention._DELETE_DELIVERIES,
@@ -153,12 +183,18 @@ class Recorded:
 
 
 async def _background(url: str) -> None:
-    """What runs beside the requests: publishing, one dispatcher round, the purges."""
+    """What runs beside the requests: publishing, one dispatcher round, two channel sender
+    rounds (the queued messages and the read receipt, then nothing due), the purges."""
     db = Database(Settings(database_url=url))
     try:
         await publisher.publish_pending(db)
-        settings = Settings(database_url=url, webhook_allow_private=True, webhook_timeout=5.0)
+        settings = Settings(
+            database_url=url, webhook_allow_private=True, webhook_timeout=5.0, channel_timeout=1
+        )
         await Dispatcher(db, settings).run_once()
+        sender = Sender(db, settings)
+        assert await sender.run_once() == 2  # the text and the template of the workload
+        assert await sender.run_once() == 0
         await retention.purge(db, days=0)
         await idempotency.purge_expired(db)
     finally:
@@ -174,6 +210,13 @@ def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     receiver = Receiver()
     receiver.script("/gone", then=Reply(status=410))
     receiver.script("/failing", then=Reply(status=500))
+    # The workload's Graph API: each send answered with a wamid of its own.
+    graph = f"{tenant_workload.GRAPH}/{tenant_workload.PHONE_NUMBER_ID}/messages"
+    receiver.script(
+        graph,
+        *[Reply(body=b'{"messages": [{"id": "wamid.OUT%d"}]}' % n) for n in range(3)],
+        then=Reply(body=b"{}"),
+    )
     try:
         with (
             migrated_database(backend, tmp_path_factory) as url,
@@ -190,6 +233,9 @@ def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
             with TestClient(create_app(settings), raise_server_exceptions=False) as http:
                 work = tenant_workload.run(Api(http, account), receiver_url=receiver.url)
             run_sync(lambda: _background(url))
+        # The channel sender did reach the Graph API: the two messages and the read receipt.
+        sent = sorted(orjson.loads(r.body).get("type", "receipt") for r in receiver.requests(graph))
+        assert sent == ["receipt", "template", "text"], sent
     finally:
         receiver.close()
     return Recorded(backend, dict(recorder.sent), work.routes, settings)
@@ -212,7 +258,9 @@ def _problems(sent: dict[str, Sent], backend: str) -> dict[str, list[str]]:
 
 
 def test_every_route_is_in_the_workload(recorded: Recorded) -> None:
-    missing = sorted(api_routes(recorded.settings) - recorded.routes)
+    # Meta's calls to a channel too: no API key, but they write the workspace's messages.
+    meta = {("GET", RECEIVING_PATH), ("POST", RECEIVING_PATH)}
+    missing = sorted((api_routes(recorded.settings) | meta) - recorded.routes)
     assert not missing, f"routes the workload does not call: {missing}"
 
 
