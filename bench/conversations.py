@@ -219,7 +219,8 @@ def bench_backend(backend: str, seconds: float) -> dict[str, Any]:
         stored = asyncio.run(_for_seconds(inbound, seconds, 16, senders))
         out["inbound_single_per_s"] = round(stored / (time.perf_counter() - started))
         print(
-            f"bench: {backend} inbound, one a POST (c=16): {out['inbound_single_per_s']} messages/s",
+            f"bench: {backend} inbound, one a POST (c=16):"
+            f" {out['inbound_single_per_s']} messages/s",
             flush=True,
         )
         # First attempt after the commit, the API idle.
@@ -239,7 +240,8 @@ def bench_backend(backend: str, seconds: float) -> dict[str, Any]:
         out["first_attempt_median_s"] = round(statistics.median(waits), 3)
         out["first_attempt_max_s"] = round(max(waits), 3)
         print(
-            f"bench: {backend} first attempt after the commit: median {out['first_attempt_median_s']} s, worst {out['first_attempt_max_s']} s",
+            f"bench: {backend} first attempt after the commit: median"
+            f" {out['first_attempt_median_s']} s, worst {out['first_attempt_max_s']} s",
             flush=True,
         )
     finally:
@@ -293,7 +295,8 @@ def bench_backend(backend: str, seconds: float) -> dict[str, Any]:
     out["burst_reached"] = s["count"]
     out["burst_per_s"] = round(s["count"] / span) if span > 0 else None
     print(
-        f"bench: {backend} burst of 1,000 queued: {s['count']} reached the Graph API at {out['burst_per_s']}/s",
+        f"bench: {backend} burst of 1,000 queued: {s['count']} reached the Graph API at"
+        f" {out['burst_per_s']}/s",
         flush=True,
     )
     return out
