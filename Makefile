@@ -47,6 +47,7 @@ format: $(DEV_STAMP)
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/run.py $(ARGS)
+	$(BIN)/python bench/conversations.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build src/*.egg-info sdk/python/build sdk/python/src/*.egg-info

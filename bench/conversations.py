@@ -306,7 +306,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--seconds", type=float, default=10.0)
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="3 s of one message a POST")
+    # `make bench ARGS=…` passes bench/run.py's options here too: the others are its own.
+    args, _ = parser.parse_known_args()
+    if args.quick:
+        args.seconds = 3.0
     report = {b: bench_backend(b, args.seconds) for b in args.backends.split(",")}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "conversations.json").write_text(json.dumps(report, indent=2) + "\n")
