@@ -286,3 +286,25 @@ def test_media_the_channel_cannot_give_is_a_503(conv: Conversation) -> None:
     stored = conv.messages(conv.contact_of(number)["id"])["messages"][0]
     assert conv.contact(stored["contactId"])["lastMessage"] == "[audio]"
     error(conv.api.get(f"/api/message/{stored['id']}/media"), 503, "SERVICE_UNAVAILABLE")
+
+
+def test_messages_recorded_at_once_for_one_contact_all_land(conv: Conversation) -> None:
+    """Each takes the contact's row lock before its insert takes the foreign key's share
+    lock: two of them waiting on each other's share lock would deadlock (PostgreSQL)."""
+    import threading
+
+    contact = conv.api.create_contact(name="Busy")
+    answers: list[int] = []
+
+    def record(i: int) -> None:
+        body = {"direction": "in" if i % 2 else "out", "text": f"m{i}"}
+        path = f"/api/contact/{contact['id']}/messages/record"
+        answers.append(conv.api.post(path, json=body).status_code)
+
+    threads = [threading.Thread(target=record, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == [200] * 12
+    assert len(conv.messages(contact["id"])["messages"]) == 12

@@ -107,13 +107,19 @@ async def store(
     (which must be live: the caller found it). Raises UniqueViolation for an external id
     the workspace already holds (the caller decides what a duplicate means)."""
     await conn.begin()
+    # The contact is locked first: the message's insert takes a key-share lock of its row
+    # (the foreign key), and two such inserts each waiting to lock it for the update
+    # would deadlock.
+    current = await statements.lock(conn, CONTACT, workspace_id, new.contact_id)
+    if current is None:
+        raise CONTACT.not_found(new.contact_id)
     row = message_row(workspace_id, new, now=now)
     await repo.insert_message(conn, row)
     await write_events(conn, [created_event(row, now=now)])
     await touch_contact(
         conn,
         workspace_id,
-        new.contact_id,
+        current,
         last=preview(new.type, new.text),
         at=new.created_at,
         inbound=new.direction == IN,
@@ -193,18 +199,17 @@ async def touch_contacts(
 async def touch_contact(
     conn: Connection,
     workspace_id: str,
-    contact_id: str,
+    current: Mapping[str, Any],
     *,
     last: str,
     at: datetime,
     inbound: bool,
     now: datetime,
 ) -> None:
-    """A message's effect on its contact (K.1), an ordinary change with its event: the last
-    message and its date; an inbound one also makes it unread and re-opens it if solved."""
-    current = await statements.lock(conn, CONTACT, workspace_id, contact_id)
-    if current is None:
-        raise CONTACT.not_found(contact_id)
+    """A message's effect on its contact (`current`: its stored row, locked), an ordinary
+    change with its event (K.1): the last message and its date; an inbound one also makes
+    it unread and re-opens it if solved."""
+    contact_id = str(current["id"])
     newest = (await repo.newest_of(conn, workspace_id, [contact_id])).get(contact_id)
     columns = contact_change(current, last=last, at=at, inbound=inbound, newest=newest, now=now)
     if not columns:
