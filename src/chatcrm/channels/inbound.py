@@ -32,9 +32,9 @@ from chatcrm.messages.record import (
     WHATSAPP,
     preview,
 )
-from chatcrm.messages.service import (
+from chatcrm.messages.service import apply_status
+from chatcrm.messages.store import (
     NewMessage,
-    apply_status,
     contact_change,
     created_event,
     message_row,
