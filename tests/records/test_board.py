@@ -81,6 +81,19 @@ def test_opportunity_columns_total_their_amounts(api: Api) -> None:
     assert columns[0]["stageId"] == first
 
 
+def test_won_and_lost_cards_stay_in_their_column_outside_its_figures(api: Api) -> None:
+    won = api.create_opportunity(name="Won", amount=100)
+    lost = api.create_opportunity(name="Lost", amount=40)
+    api.create_opportunity(name="Open", amount=5.5)
+    api.set_opportunity(won["id"], winLossStatus=1)
+    api.set_opportunity(lost["id"], winLossStatus=2)
+    column = _board(api, "opportunity")["columns"][0]
+    assert (column["count"], column["totalAmount"]) == (1, Decimal("5.5"))
+    assert sorted(c["record"]["name"] for c in column["cards"]) == ["Lost", "Open", "Won"]
+    one = _board(api, "opportunity", stageId=column["stageId"])["columns"][0]
+    assert (one["count"], one["totalAmount"]) == (1, Decimal("5.5"))
+
+
 def test_opportunity_cards_name_their_contacts(api: Api) -> None:
     ana = _contact(api, "Ana", lastname="Diaz")
     bea = _contact(api, "Bea")
@@ -121,8 +134,9 @@ def test_the_pipeline_counts_stages_and_months(api: Api) -> None:
     after = api.set_opportunity(lost["id"], winLossStatus=2)
     data = ok_data(api.get("/api/opportunity/pipeline"))
     assert list(data) == ["workspaceId", "stages", "months"]
-    assert data["stages"][0]["count"] == 3
-    assert data["stages"][0]["totalAmount"] == Decimal("145.5")
+    # Stage counts and totals are the open pipeline: won and lost count in their months.
+    assert data["stages"][0]["count"] == 1
+    assert data["stages"][0]["totalAmount"] == Decimal("5.5")
     month = after["winLossDate"][:7]
     assert data["months"] == [
         {

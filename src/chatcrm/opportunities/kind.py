@@ -8,7 +8,7 @@ from chatcrm.db.schema import opportunity_activities
 from chatcrm.opportunities import activities
 from chatcrm.opportunities.errors import OpportunityNotFound
 from chatcrm.opportunities.fields import FIELDS
-from chatcrm.opportunities.rules import ACTIVE, DELETED
+from chatcrm.opportunities.rules import ACTIVE, DELETED, OPEN
 from chatcrm.opportunities.table import opportunities
 from chatcrm.records.activities import ActivityKind
 from chatcrm.records.kind import RecordKind
@@ -23,6 +23,8 @@ OPPORTUNITY = RecordKind(
     deleted={"status_id": DELETED},
     restored={"status_id": ACTIVE},
     linked={"contact": contacts},
+    # Stage counts and totals are the open pipeline (docs/api.md, the board and pipeline).
+    counted=lambda table: table.c.win_loss_status == OPEN,
     # An opportunity has one shape: updates and creates answer with it too.
     written_shape="full",
     read_shape="full",

@@ -80,10 +80,14 @@ def _counts_statement(
     columns: list[Any] = [c.stage_id, func.count().label("count")]
     if total is not None and dialect == "postgresql":
         columns.append(func.sum(c[total]).label("total"))
-    where = list(conditions(kind, filters, variants, dialect))
+    where = [*conditions(kind, filters, variants, dialect), *_counted(kind)]
     if one_stage:
         where.append(c.stage_id == bindparam("_stage"))
     return select(*columns).where(*where).group_by(c.stage_id)
+
+
+def _counted(kind: RecordKind) -> list[Any]:
+    return [] if kind.counted is None else [kind.counted(kind.table)]
 
 
 @cache
@@ -97,7 +101,7 @@ def _amounts_statement(
 ) -> Select[Any]:
     # SQLite keeps money as exact text and would sum it as floats: it is summed here instead.
     c = kind.table.c
-    where = list(conditions(kind, filters, variants, dialect))
+    where = [*conditions(kind, filters, variants, dialect), *_counted(kind)]
     if one_stage:
         where.append(c.stage_id == bindparam("_stage"))
     return select(c.stage_id, c[total].label("amount")).where(*where)

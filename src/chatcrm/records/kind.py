@@ -86,6 +86,9 @@ class RecordKind:
     # After a unique index refused the write: raise the kind's 409 (or return to let the
     # database's error through).
     explain_conflict: BeforeWrite = _nothing_before
+    # Which records a board column's count and total take (opportunities: the open ones;
+    # won and lost cards stay in their column, outside the open pipeline's figures).
+    counted: Callable[[Table], Any] | None = None
     # The shape an update or a create answers with (contacts: their update shape).
     written_shape: str = "full"
     read_shape: str = "read"
