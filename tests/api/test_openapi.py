@@ -187,3 +187,29 @@ def test_hostile_strings_in_every_parameter_get_the_envelope(
                 if response.status_code != 200 or path.startswith("/api/"):
                     body = response.json()
                     assert list(body) == ENVELOPE_KEYS, (method, path, name, body)
+
+
+def test_a_body_that_can_name_the_workspace_documents_422(document: dict[str, Any]) -> None:
+    """A `workspaceId` in the body that is not a string is 422, even in an operation that
+    takes no other body field (a restore, a secret's rotation, a retry)."""
+    for method, path, operation in _operations(document):
+        body = operation.get("requestBody")
+        if body is None:
+            continue
+        schema = _resolve(document, body["content"]["application/json"]["schema"])
+        if "workspaceId" in schema.get("properties", {}):
+            assert "422" in operation["responses"], (method, path)
+    for method, path in (
+        ("post", "/api/opportunity/{opportunityId}/restore"),
+        ("post", "/api/webhook/{webhookId}/rotate-secret"),
+        ("post", "/api/contact/{contactId}/messages/read"),
+        ("post", "/api/message/{messageId}/retry"),
+    ):
+        assert "422" in document["paths"][path][method]["responses"], (method, path)
+
+
+def test_a_workspace_id_that_is_not_a_string_is_422_where_no_field_is(api: Api) -> None:
+    opportunity = api.create_opportunity()
+    api.delete(f"/api/opportunity/{opportunity['id']}")
+    answer = api.post(f"/api/opportunity/{opportunity['id']}/restore", json={"workspaceId": 1})
+    assert answer.status_code == 422, answer.text

@@ -11,7 +11,16 @@ from typing import Any
 import pytest
 
 from chatcrm.provisioning import NewAccount
-from chatcrm_client import ApiError, Conflict, NotFound, ValidationFailed, WorkspaceNotChosen
+from chatcrm_client import (
+    Activity,
+    ApiError,
+    Conflict,
+    NotFound,
+    Unauthorized,
+    ValidationFailed,
+    WorkspaceNotChosen,
+)
+from tests.sdk.scripted import Answer, ScriptedServer
 from tests.servers import Server
 
 pytestmark = pytest.mark.slow
@@ -106,6 +115,7 @@ def test_the_workspace_is_found_when_not_given(
     make_client: Callable[..., Any], sdk_server: Server, account: NewAccount
 ) -> None:
     client = make_client(sdk_server.base_url, account.api_key)
+    assert client.workspace_id is None  # not given: known after the first call needing it
     with server_side():
         [workspace] = client.workspaces.list()
     assert workspace.id == account.workspace_id
@@ -116,3 +126,44 @@ def test_the_workspace_is_found_when_not_given(
     fresh = make_client(sdk_server.base_url, account.api_key)
     with pytest.raises(WorkspaceNotChosen):
         fresh.contacts.get(contact.id)
+
+
+def test_the_workspace_given_is_known_at_once(
+    make_client: Callable[..., Any], sdk_server: Server, account: NewAccount
+) -> None:
+    client = make_client(sdk_server.base_url, account.api_key, account.workspace_id)
+    assert client.workspace_id == account.workspace_id
+
+
+def test_a_wrong_key_is_unauthorized_even_when_the_workspace_is_looked_up(
+    make_client: Callable[..., Any], sdk_server: Server
+) -> None:
+    """The look-up of the workspace answered 401: the key's error, not WorkspaceNotChosen."""
+    client = make_client(sdk_server.base_url, "ccrm_wrong")
+    with pytest.raises(Unauthorized) as refused:
+        client.contacts.create(name="Nobody")
+    assert isinstance(refused.value, ApiError) and not isinstance(refused.value, WorkspaceNotChosen)
+    assert refused.value.status == 401 and refused.value.error_code == "UNAUTHORIZED"
+    assert client.workspace_id is None
+
+
+def test_add_activity_returns_the_activity_the_service_answers(
+    make_client: Callable[..., Any],
+) -> None:
+    server = ScriptedServer()
+    try:
+        client = make_client(server.url, "ccrm_test", "w1")
+        contact_activity = {"id": "a1", "content": "called", "date": "2025-04-07T10:00:00Z"}
+        server.script(Answer(200, data=contact_activity))
+        activity = client.contacts.add_activity("c1", "called")
+        assert isinstance(activity, Activity)
+        assert (activity.id, activity.content) == ("a1", "called")
+        opportunity_activity = {**contact_activity, "categoryType": "Calls"}
+        server.script(Answer(200, data=opportunity_activity))
+        activity = client.opportunities.add_activity("o1", "called", "Calls")
+        assert isinstance(activity, Activity) and activity.category_type == "Calls"
+        # A service that answers `data: null` (the contract's answer today): None.
+        server.script(Answer(200, data=None))
+        assert client.contacts.add_activity("c1", "called") is None
+    finally:
+        server.close()

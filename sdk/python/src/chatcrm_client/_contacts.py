@@ -10,8 +10,8 @@ from chatcrm_client._describe import (
     event_pages,
     first,
     first_or_none,
-    nothing,
     one,
+    record_or_none,
     segment,
     token_pages,
     update_body,
@@ -112,8 +112,15 @@ class Contacts(Resource[M]):
         return Call("POST", f"{PATH}/upsert-batch", lambda a: Record(a.data), json=body)
 
     @operation
-    def add_activity(self, id: str, content: str) -> Call[None]:
-        return Call("POST", f"{PATH}/{segment(id)}/activities", nothing, json={"content": content})
+    def add_activity(self, id: str, content: str) -> Call[Activity | None]:
+        """Record a note on the contact; the activity the service answers with (None from
+        a service that answers `data: null`)."""
+        return Call(
+            "POST",
+            f"{PATH}/{segment(id)}/activities",
+            record_or_none(Activity, table="contactActivity"),
+            json={"content": content},
+        )
 
     @listing
     def activities(self, id: str) -> Pages[Activity]:

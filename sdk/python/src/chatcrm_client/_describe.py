@@ -75,6 +75,17 @@ def nothing(answer: Answer) -> None:
     return None
 
 
+def record_or_none(cls: type[R], *, table: str | None = None) -> Callable[[Answer], R | None]:
+    """The answer's `data` as a record when the service sends one (a recorded activity),
+    else None (a service that answers `data: null`)."""
+
+    def parse(answer: Answer) -> R | None:
+        data = answer.data
+        return cls(data, table=table, etag=answer.etag) if isinstance(data, dict) else None
+
+    return parse
+
+
 def token_pages(
     cls: type[R], path: str, params: Mapping[str, Any], *, table: str | None = None
 ) -> Pages[R]:

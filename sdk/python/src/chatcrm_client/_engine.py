@@ -208,14 +208,10 @@ class Engine:
         if call.workspace == "none":
             return None
         if self.workspace_id is None:
+            # An error answer of the look-up is raised as it is (a wrong key: Unauthorized):
+            # the workspace is not the caller's to choose then, the request is refused.
             lookup = Call("GET", "/api/workspace", data_of, workspace="none")
-            try:
-                listed = yield from self.call(lookup)
-            except errors.ApiError as exc:
-                raise errors.WorkspaceNotChosen(
-                    f"no workspace_id given, and the account's workspaces could not be "
-                    f"listed ({exc})"
-                ) from exc
+            listed = yield from self.call(lookup)
             found = [w["id"] for w in listed["data"]]
             if len(found) != 1:
                 raise errors.WorkspaceNotChosen(

@@ -11,6 +11,7 @@ from chatcrm_client._describe import (
     first,
     nothing,
     one,
+    record_or_none,
     segment,
     token_pages,
     update_body,
@@ -74,13 +75,16 @@ class Opportunities(Resource[M]):
     @operation
     def add_activity(
         self, id: str, content: str, category_type: str, date: datetime | str | None = None
-    ) -> Call[None]:
+    ) -> Call[Activity | None]:
         """Record a call, meeting, message or email (`category_type`: Calls, Meeting,
-        Whatsapp or Email); `date` defaults to now."""
+        Whatsapp or Email); `date` defaults to now. The activity the service answers with
+        (None from a service that answers `data: null`)."""
         body: dict[str, Any] = {"categoryType": category_type, "content": content}
         if date is not None:
             body["date"] = date
-        return Call("POST", f"{PATH}/{segment(id)}/agent/activities", nothing, json=body)
+        return Call(
+            "POST", f"{PATH}/{segment(id)}/agent/activities", record_or_none(Activity), json=body
+        )
 
     @operation
     def activities(self, id: str) -> Call[Activities]:
