@@ -6,6 +6,7 @@ Requests run through `chatcrm.db.database` instead (driver-level, see compiled.p
 from __future__ import annotations
 
 import os
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,24 @@ from sqlalchemy.pool import NullPool
 
 from chatcrm.config import Settings
 
-# SQLite's own lower() and LIKE fold ASCII only; searches need "JOSÉ" to find "josé".
-UNICODE_LOWER = "chatcrm_lower"
+# A search ignores case and accents: "JOSÉ" and "jose" find "José", "nunez" finds
+# "Núñez". Both sides of the comparison go through one function, chatcrm_fold: SQLite's
+# is `fold` (its own lower() and LIKE know ASCII only), PostgreSQL's migration 0011's.
+UNICODE_FOLD = "chatcrm_fold"
+# PostgreSQL without the unaccent extension: the accented Latin letters its translate()
+# replaces, and by what.
+ACCENTED = "áàâäãåāăąéèêëēĕėęěíìîïīĭįóòôöõøōŏőúùûüūŭůűųñńňçćčýÿśšźżžğłđ"
+PLAIN = "aaaaaaaaaeeeeeeeeeiiiiiiiooooooooouuuuuuuuunnncccyysszzzgld"
+# What compatibility decomposition does not take apart.
+_UNDECOMPOSED = str.maketrans({"ø": "o", "Ø": "o", "ł": "l", "Ł": "l", "đ": "d", "Đ": "d"})
 
 
-def unicode_lower(value: object) -> object:
-    return value.lower() if isinstance(value, str) else value
+def fold(value: object) -> object:
+    """Case-folded, without accents: `Núñez` → `nunez`, `Straße` → `strasse`."""
+    if not isinstance(value, str):
+        return value
+    decomposed = unicodedata.normalize("NFKD", value.translate(_UNDECOMPOSED))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
 
 class DatabaseUrlError(ValueError):

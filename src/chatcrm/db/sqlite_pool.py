@@ -11,7 +11,7 @@ import asyncio
 import aiosqlite
 
 from chatcrm.config import Settings
-from chatcrm.db.engine import UNICODE_LOWER, unicode_lower
+from chatcrm.db.engine import UNICODE_FOLD, fold
 
 
 class SqlitePool:
@@ -38,7 +38,7 @@ class SqlitePool:
             # transaction open, and this connection would see the database as it was then.
             async with conn.execute(pragma) as cursor:
                 await cursor.fetchall()
-        await conn.create_function(UNICODE_LOWER, 1, unicode_lower, deterministic=True)
+        await conn.create_function(UNICODE_FOLD, 1, fold, deterministic=True)
         return conn
 
     async def acquire(self) -> aiosqlite.Connection:

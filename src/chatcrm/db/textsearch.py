@@ -1,4 +1,5 @@
-"""Case-insensitive substring conditions, the same on SQLite and PostgreSQL.
+"""Case- and accent-insensitive substring conditions, the same on SQLite, PostgreSQL and
+Citus: `q=nunez` finds "Núñez", `q=JOSE` finds "josé".
 
 The condition takes its pattern from a bound parameter (so statements can be reused);
 `pattern_for` gives that parameter's value.
@@ -12,7 +13,7 @@ from sqlalchemy import ColumnElement, bindparam
 from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.functions import Function
 
-from chatcrm.db.engine import UNICODE_LOWER
+from chatcrm.db.engine import UNICODE_FOLD
 
 
 def like_pattern(text: str) -> str:
@@ -22,17 +23,16 @@ def like_pattern(text: str) -> str:
 
 
 def pattern_for(text: str, dialect: str) -> str:
-    """The bound value for `contains_ci` of `text`."""
-    return like_pattern(text.lower() if dialect == "sqlite" else text)
+    """The bound value for `contains_ci` of `text` (folded by the database, as the column)."""
+    return like_pattern(text)
 
 
 def contains_ci(column: Any, param: str, dialect: str) -> ColumnElement[bool]:
-    """`column` contains the parameter's text, ignoring case beyond ASCII too (SQLite's own
-    LIKE folds ASCII only, so the column goes through a Unicode lower() there)."""
+    """`column` contains the parameter's text, ignoring case and accents: both go through
+    chatcrm_fold — on PostgreSQL a function of migration 0011 (lower(unaccent(…)) where the
+    extension could be installed), on SQLite one of each connection (`engine.fold`)."""
     pattern: BindParameter[str] = bindparam(param)
-    if dialect == "sqlite":
-        return Function(UNICODE_LOWER, column).like(pattern, escape="\\")
-    return column.ilike(pattern, escape="\\")
+    return Function(UNICODE_FOLD, column).like(Function(UNICODE_FOLD, pattern), escape="\\")
 
 
 def contains(column: Any, param: str) -> ColumnElement[bool]:
