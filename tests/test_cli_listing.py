@@ -190,6 +190,9 @@ def test_listing_an_unknown_account_fails(
 
 def test_lists_of_a_fresh_database_are_empty(fresh_database_url: str) -> None:  # noqa: F811
     db = ("--database-url", fresh_database_url)
+    # A SQLite file that does not exist is refused (tests/test_cli_database_file.py): the
+    # fresh database is created by `migrate`, and is then empty.
+    succeeded(run_cli("migrate", *db))
     for command in (["accounts", "list"], ["workspace", "list"], ["keys", "list"]):
         assert json_array(run_cli(*command, "--json", *db)) == []
         assert len(table(run_cli(*command, *db))) == 1  # the heading only

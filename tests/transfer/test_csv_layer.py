@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from chatcrm.cli import main
 from chatcrm.transfer.bodies import BodyBuilder
 from chatcrm.transfer.cells import read_cell, write_cell
-from chatcrm.transfer.columns import CONTACT_COLUMNS, OPPORTUNITY_COLUMNS, Role
+from chatcrm.transfer.columns import CONTACT_COLUMNS, OPPORTUNITY_COLUMNS, RecordColumns, Role
 from chatcrm.transfer.csv_source import open_csv, sniff_delimiter
 from chatcrm.transfer.names import WorkspaceNames
 from chatcrm.transfer.problems import BadInput, RowError
@@ -43,6 +43,9 @@ def test_delimiter_bom_and_quoted_newlines(tmp_path: Path, delimiter: str, bom: 
     assert source.header == ["name", "lastname", "email", "files"]
     rows = list(source.rows())
     assert [row.number for row in rows] == [1, 2, 3]
+    # The line each row starts on: the header is line 1, a quoted newline spans two.
+    assert [row.line for row in rows] == [2, 3, 6]
+    assert source.bom is bom
     assert rows[0].cells == ["Ana", f"Pérez{d} Díaz", "ana@example.com", "a.pdf;b.pdf"]
     assert rows[1].cells[0] == "Luis\nSegundo"
     assert source.count_rows() == 3
@@ -159,3 +162,49 @@ def test_a_missing_or_undecodable_file_is_exit_2(tmp_path: Path) -> None:
     latin.write_bytes("name\nJosé\n".encode("latin-1"))
     result = CliRunner().invoke(main, ["import", "contacts", str(latin), *SERVER])
     assert result.exit_code == 2 and "not UTF-8" in result.stderr
+
+
+def test_header_names_match_whatever_their_case_and_surrounding_spaces() -> None:
+    read = CONTACT_COLUMNS.read_header([" Name ", "EMAIL", "Phone", "VAR:City", "IsRead", "Line"])
+    assert [c.wire if c else None for c in read] == [
+        "name",
+        "email",
+        "internalWhatsappNumber",
+        "variables",
+        "isRead",
+        None,  # a rejects file's line column, ignored
+    ]
+    assert read[3] is not None and read[3].name == "City"  # a variable keeps its own case
+    assert OPPORTUNITY_COLUMNS.read_header(["NAME", "Contact", "FinalAmount"])[2] is not None
+    with pytest.raises(BadInput, match="both set email"):
+        CONTACT_COLUMNS.read_header(["email", "Email"])
+
+
+@pytest.mark.parametrize(
+    ("columns", "name", "suggested"),
+    [
+        (CONTACT_COLUMNS, "emial", "email"),
+        (CONTACT_COLUMNS, "last name", "lastname"),
+        (CONTACT_COLUMNS, "isread?", "isRead"),
+        (OPPORTUNITY_COLUMNS, "ammount", "amount"),
+    ],
+)
+def test_an_unknown_column_suggests_the_closest_known_one(
+    columns: RecordColumns, name: str, suggested: str
+) -> None:
+    with pytest.raises(BadInput) as caught:
+        columns.read_header(["name", name])
+    assert f'unknown column "{name}"' in str(caught.value)
+    assert f'did you mean "{suggested}"?' in str(caught.value)
+
+
+def test_an_unknown_column_far_from_any_suggests_nothing() -> None:
+    with pytest.raises(BadInput) as caught:
+        CONTACT_COLUMNS.read_header(["zzzzzz"])
+    assert "did you mean" not in str(caught.value)
+
+
+def test_export_bom_is_for_csv_only(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["export", "contacts", "--format", "jsonl", "--bom", *SERVER])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "chatcrm: error: --bom applies to CSV only"

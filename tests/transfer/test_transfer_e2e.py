@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,13 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     dry = first.cli("import", "contacts", str(sample), "--dry-run", "--create-tags")
     assert dry.exit_code == 1, dry.output
     assert summary(dry) == "created 3, updated 0, unchanged 0, failed 2"
+    # Without --rejects, the failed rows are shown on stderr with their lines (the header
+    # is line 1; Luis's quoted lastname spans lines 4 and 5).
+    assert "chatcrm: line 3: email: " in dry.stderr
+    assert 'chatcrm: line 6: stage: no contact stage with name or id "No such stage"' in (
+        dry.stderr
+    )
+    assert "chatcrm: 2 rows failed; --rejects FILE writes every failed row" in dry.stderr
     assert first.records("/api/contact") == []
     assert [t["name"] for t in first.setup()["tags"]] == ["VIP"]
 
@@ -194,10 +202,14 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     assert summary(run) == "created 3, updated 0, unchanged 0, failed 2"
     # Not a terminal: progress lines on stderr (here one per batch, the interval being 0).
     assert "import contacts: 5 of 5 rows" in run.stderr
-    with rejects.open(encoding="utf-8", newline="") as handle:
+    assert "chatcrm: line " not in run.stderr  # the rejects file has them
+    # The input had a byte-order mark: so has the rejects file (Excel reads its accents).
+    assert rejects.read_bytes().startswith(b"\xef\xbb\xbf")
+    with rejects.open(encoding="utf-8-sig", newline="") as handle:
         rejected = list(csv.reader(handle, delimiter=";"))
-    assert rejected[0] == [*header, "error"]
-    assert [row[:-1] for row in rejected[1:]] == bad
+    assert rejected[0] == ["line", *header, "error"]
+    assert [row[0] for row in rejected[1:]] == ["3", "6"]
+    assert [row[1:-1] for row in rejected[1:]] == bad
     assert rejected[1][-1].startswith("email: ")
     assert 'stage: no contact stage with name or id "No such stage"' in rejected[2][-1]
     assert "isRead: must be true or false" in rejected[2][-1]
@@ -243,10 +255,21 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
         ("Small deal", "150"),
     ]
 
+    # The rejects file, fixed, imports as it is (its line and error columns are ignored).
+    fixed = [list(row) for row in rejected]
+    fixed[1][3] = "fixed@example.com"
+    write_csv(rejects, fixed, delimiter=";")
+    retried = first.cli("import", "contacts", str(rejects), "--dry-run")
+    assert summary(retried) == "created 1, updated 0, unchanged 0, failed 1", retried.output
+
     # Export, then import into another workspace with the same names.
     exported = tmp_path / "export.csv"
     out = first.cli("export", "contacts", "-o", str(exported))
     assert out.exit_code == 0, out.output
+    assert not exported.read_bytes().startswith(b"\xef\xbb\xbf")
+    with_bom = tmp_path / "export-bom.csv"
+    assert first.cli("export", "contacts", "--bom", "-o", str(with_bom)).exit_code == 0
+    assert with_bom.read_bytes() == b"\xef\xbb\xbf" + exported.read_bytes()
     rows = read_csv(exported)
     assert len(rows) == 3
     assert {r["stage"] for r in rows} <= {s["name"] for s in setup["contactStages"]}
@@ -295,3 +318,76 @@ def test_a_wrong_key_or_workspace_is_exit_2_before_any_row(
     assert len(result.stderr.strip().splitlines()) == 1
     ok = Workspace(server, account.api_key, account.workspace_id)
     assert ok.records("/api/contact") == []
+
+
+def test_feedback_on_stderr_duplicates_and_header_case(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    account = new_account(database_url)
+    ws = Workspace(server, account.api_key, account.workspace_id)
+    rows = [
+        [" Name ", "EMAIL", "Phone"],
+        ["Ana", "ana@example.com", "+51 987-654-321"],  # line 2
+        ["Ana again", "", "51987654321"],  # line 3: the same phone, normalised
+        ["Luis", "LUIS@example.com", ""],  # line 4
+        *[[f"Bad {i}", "not-an-email", ""] for i in range(6)],  # lines 5 to 10
+        ["Luis last", "luis@example.com", ""],  # line 11: the same email as line 4
+        ["Ana last", "", "51 987 654 321"],  # line 12
+    ]
+    sample = write_csv(tmp_path / "people.csv", rows)
+    run = ws.cli("import", "contacts", str(sample))
+    assert run.exit_code == 1, run.output
+    assert summary(run) == "created 2, updated 3, unchanged 0, failed 6"
+    errors = [line for line in run.stderr.splitlines() if line.startswith("chatcrm: line ")]
+    assert [line.split(":")[1] for line in errors] == [
+        " line 5",
+        " line 6",
+        " line 7",
+        " line 8",
+        " line 9",
+    ]
+    assert all("email: " in line for line in errors)
+    assert "chatcrm: 6 rows failed (the first 5 above); --rejects FILE" in run.stderr
+    assert (
+        "chatcrm: warning: lines 2, 3 and 12 match the same contact (phone 51987654321): "
+        "they are applied in order, the last one wins"
+    ) in run.stderr
+    assert "chatcrm: warning: lines 4 and 11 match the same contact (email luis@example.com)" in (
+        run.stderr
+    )
+    names = sorted(c["name"] for c in ws.records("/api/contact"))
+    assert names == ["Ana last", "Luis last"]
+
+
+def _doc_sample() -> tuple[str, list[str], str]:
+    """The sample of docs/import.md: the CSV, the command's arguments, its result line."""
+    text = (Path(__file__).parents[2] / "docs" / "import.md").read_text(encoding="utf-8")
+    section = text.split("## A sample file", 1)[1]
+    csv_text = section.split("```csv\n", 1)[1].split("```", 1)[0]
+    shell = section.split("```csv\n", 1)[1].split("```", 1)[1].split("```\n", 1)[1]
+    shell = shell.split("```", 1)[0]
+    lines = shell.strip().splitlines()
+    command = " ".join(line.rstrip("\\").strip() for line in lines if line.startswith(("$", " ")))
+    expected = [line for line in lines if not line.startswith(("$", " "))][-1]
+    return csv_text, shlex.split(command.lstrip("$ ")), expected
+
+
+def test_the_documented_sample_imports_as_shown(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    csv_text, argv, expected = _doc_sample()
+    account = new_account(database_url)  # a workspace as `chatcrm init` makes it
+    ws = Workspace(server, account.api_key, account.workspace_id)
+    assert argv[:3] == ["chatcrm", "import", "contacts"]
+    (tmp_path / argv[3]).write_text(csv_text, encoding="utf-8")
+    args: list[str] = []
+    skip = {"--url", "--api-key", "--workspace"}
+    words = iter(argv[3:])
+    for word in words:
+        if word in skip:
+            next(words)
+            continue
+        args.append(str(tmp_path / word) if word.endswith(".csv") else word)
+    run = ws.cli("import", "contacts", *args)
+    assert run.exit_code == 0, (run.stdout, (tmp_path / "rejects.csv").read_text())
+    assert summary(run) == expected == "created 3, updated 0, unchanged 0, failed 0"

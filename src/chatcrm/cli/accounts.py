@@ -24,7 +24,7 @@ def init(database_url: str | None, workspace_name: str, as_json: bool) -> None:
     async def work(conn: Connection) -> NewAccount:
         return await init_account(conn, workspace_name=workspace_name)
 
-    new = run_db(database_url, work)
+    new = run_db(database_url, work, create=True)
     if as_json:
         print_json(
             {"accountId": new.account_id, "workspaceId": new.workspace_id, "apiKey": new.api_key}

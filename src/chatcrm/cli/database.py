@@ -8,9 +8,11 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
+from sqlalchemy.engine import make_url
 
 from chatcrm.cli.connect_failures import connect_failure
 from chatcrm.config import DEFAULT_DATABASE_URL, Settings
@@ -54,9 +56,41 @@ def _one_line(exc: BaseException) -> str:
     return first[:300]
 
 
-def run_db(database_url: str | None, work: Callable[[Connection], Awaitable[T]]) -> T:
-    """Migrate (idempotent, locked), then run `work` in one transaction."""
+def _setting(database_url: str | None) -> str:
+    """The setting a database URL came from: the one the person fixes."""
+    from_environment = not database_url and "CHATCRM_DATABASE_URL" in os.environ
+    return "$CHATCRM_DATABASE_URL" if from_environment else "--database-url"
+
+
+def missing_sqlite_file(url: str) -> Path | None:
+    """The absolute path of a SQLite database file that does not exist yet (None for an
+    existing file, another backend, or what is not a URL: the engine says why)."""
+    try:
+        parsed = make_url(url)
+    except Exception:
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    path = Path(parsed.database).expanduser()
+    return None if path.exists() else path.absolute()
+
+
+def run_db(
+    database_url: str | None,
+    work: Callable[[Connection], Awaitable[T]],
+    *,
+    create: bool = False,
+) -> T:
+    """Migrate (idempotent, locked), then run `work` in one transaction. Only `create`
+    (serve, init, migrate) may create a SQLite file: any other command run in the wrong
+    folder would otherwise work on a new, empty database and find nothing."""
     settings = settings_for(database_url)
+    if not create:
+        missing = missing_sqlite_file(settings.database_url)
+        if missing is not None:
+            setting = _setting(database_url)
+            fix = "pass --database-url" if setting == "--database-url" else f"fix {setting}"
+            fail(f"no database at {missing} (run chatcrm init, or {fix})")
 
     async def main() -> T:
         engine = standalone_engine(settings.database_url, settings)
@@ -79,9 +113,7 @@ def run_db(database_url: str | None, work: Callable[[Connection], Awaitable[T]])
         fail(str(exc))
     except Exception as exc:  # a CLI user wants one line, not a traceback
         # Name the setting the URL came from: the person fixes that one.
-        from_environment = not database_url and "CHATCRM_DATABASE_URL" in os.environ
-        setting = "$CHATCRM_DATABASE_URL" if from_environment else "--database-url"
-        sentence = connect_failure(exc, settings.database_url, setting=setting)
+        sentence = connect_failure(exc, settings.database_url, setting=_setting(database_url))
         fail(sentence or f"{type(exc).__name__}: {_one_line(exc)}")
 
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import socket
 import sys
 from typing import Any
 
 import click
 
-from chatcrm.cli.database import database_url_option, run_db, settings_for
+from chatcrm.cli.database import database_url_option, fail, run_db, settings_for
 from chatcrm.cli.dispatch import check_schedule
 from chatcrm.config import Settings
 from chatcrm.db.database import Connection
@@ -24,7 +26,7 @@ def migrate(database_url: str | None) -> None:
     async def nothing(_: Connection) -> None:
         return None
 
-    run_db(database_url, nothing)
+    run_db(database_url, nothing, create=True)
     click.echo("chatcrm: database is up to date")
 
 
@@ -44,13 +46,16 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
     settings = settings_for(database_url)
     if settings.dispatch:
         check_schedule(settings)  # one line now, rather than a failed start in each worker
+    # A taken port is one line now, before the database is touched (uvicorn would log it
+    # after migrating, in its own words).
+    check_port(host, port)
     logs.configure(settings.log_level, json=settings.log_json)
     # Metrics of all workers are summed through files in a fresh directory (ops/metrics.py).
     metrics_dir = tempfile.mkdtemp(prefix="chatcrm-metrics-")
     # From here on: a start that fails on the database (SystemExit) removes it too.
     try:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
-        demo = run_db(database_url, demo_if_empty)
+        demo = run_db(database_url, demo_if_empty, create=True)
         # Worker processes read their settings from the environment.
         os.environ["CHATCRM_DATABASE_URL"] = settings.database_url
         os.environ["CHATCRM_WORKERS"] = str(workers)
@@ -63,6 +68,26 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
         _run_uvicorn(uvicorn, host=host, port=port, workers=workers, settings=settings)
     finally:
         shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail in one line when `host:port` cannot be listened on: bound as uvicorn binds it
+    (SO_REUSEADDR, so a port in TIME_WAIT is not taken), then released."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            fail(f"port {port} is already in use on {host}")
+        if exc.errno == errno.EACCES:
+            fail(f"not allowed to listen on port {port} of {host} (ports below 1024 need root)")
+        if exc.errno == errno.EADDRNOTAVAIL:
+            fail(f"cannot listen on {host}: not an address of this machine (check --host)")
+        if isinstance(exc, socket.gaierror):
+            fail(f"cannot listen on {host}: unknown host name (check --host)")
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
 def _run_uvicorn(uvicorn: Any, *, host: str, port: int, workers: int, settings: Settings) -> None:

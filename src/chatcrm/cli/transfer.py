@@ -60,6 +60,14 @@ def _server_options(command: F) -> F:
     return command
 
 
+_bom_option = click.option(
+    "--bom",
+    is_flag=True,
+    help="Start the CSV written with a UTF-8 byte-order mark, so Excel reads accents "
+    "(import: the rejects file gets one anyway when FILE has one).",
+)
+
+
 def _import_options(command: F) -> F:
     for option in reversed(
         (
@@ -79,6 +87,7 @@ def _import_options(command: F) -> F:
                 help="Write each failed row here, with an error column.",
             ),
             click.option("--create-tags", is_flag=True, help="Create the tags a row names."),
+            _bom_option,
         )
     ):
         command = option(command)
@@ -103,12 +112,30 @@ def _run_import(kind: str, file: Path, options: dict[str, Any]) -> None:
             dry_run=options["dry_run"],
             rejects_path=options["rejects"],
             create_tags=options["create_tags"],
+            bom=options["bom"],
             progress_interval=options["progress_interval"],
         )
     except BadInput as exc:
         _bad(str(exc))
+    for warning in tally.warnings:
+        click.echo(f"chatcrm: warning: {warning}", err=True)
+    if tally.failed and options["rejects"] is None:
+        _show_failures(tally.first_failures, tally.failed)
     click.echo(tally.line())
     sys.exit(1 if tally.failed else 0)
+
+
+def _show_failures(first: list[tuple[int, str]], failed: int) -> None:
+    """Without a rejects file, the first failed rows on stderr, and how to get them all."""
+    for line, error in first:
+        click.echo(f"chatcrm: line {line}: {error}", err=True)
+    rows = "row" if failed == 1 else "rows"
+    shown = "" if failed <= len(first) else f" (the first {len(first)} above)"
+    click.echo(
+        f"chatcrm: {failed} {rows} failed{shown}; --rejects FILE writes every failed row "
+        "with its line and reasons",
+        err=True,
+    )
 
 
 @import_group.command("contacts", cls=_OneLineCommand)
@@ -148,6 +175,7 @@ def _export_options(command: F) -> F:
                 default="csv",
                 show_default=True,
             ),
+            _bom_option,
             _server_options,
             click.option("--q", help="Only records whose text holds this."),
             click.option("--stage", help="Only records in this stage (name or id)."),
@@ -173,6 +201,8 @@ def _run_export(kind: str, filters: dict[str, Any], options: dict[str, Any]) -> 
         "updatedSince": options["updated_since"],
     }
     output: Path | None = options["output"]
+    if options["bom"] and options["fmt"] != "csv":
+        _bad("--bom applies to CSV only")
     out: TextIO
     try:
         if output is None or str(output) == "-":
@@ -182,6 +212,8 @@ def _run_export(kind: str, filters: dict[str, Any], options: dict[str, Any]) -> 
                 out = output.open("w", encoding="utf-8", newline="")
             except OSError as exc:
                 raise BadInput(f"{output}: {exc.strerror}") from exc
+        if options["bom"]:
+            out.write("\ufeff")
         try:
             count = run_export(
                 kind,

@@ -7,6 +7,7 @@ opportunities, `contact` (a contact's id, phone or email). Export writes the sam
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -20,8 +21,11 @@ VARIABLE_PREFIX = "var:"
 # Creatable fields that are not columns: the workspace is the one imported into, and an
 # import marks what it creates as imported (creationTypeId 2).
 _NOT_COLUMNS = frozenset({"workspaceId", "creationTypeId"})
-# The column a rejects file adds; a rejects file can be fixed and imported again as it is.
+# The columns a rejects file adds (the row's line in the file read, and why it failed);
+# they are ignored on import, so a rejects file can be fixed and imported again as it is.
 ERROR_COLUMN = "error"
+LINE_COLUMN = "line"
+IGNORED_COLUMNS = frozenset({ERROR_COLUMN, LINE_COLUMN})
 
 
 class Role(Enum):
@@ -91,11 +95,17 @@ class RecordColumns:
         return out
 
     def column(self, name: str) -> Column | None:
-        if name in self.named:
-            return self.named[name]
-        if name == ERROR_COLUMN:
+        """The column a header names: case-insensitive, surrounding spaces ignored (a
+        variable's own name keeps its case). An unknown name is refused with the closest
+        known one, if any."""
+        name = name.strip()
+        folded = name.casefold()
+        by_folded = {known.casefold(): column for known, column in self.named.items()}
+        if folded in by_folded:
+            return by_folded[folded]
+        if folded in IGNORED_COLUMNS:
             return None
-        if self.variables and name.startswith(VARIABLE_PREFIX):
+        if self.variables and folded.startswith(VARIABLE_PREFIX):
             variable = name[len(VARIABLE_PREFIX) :].strip()
             if not variable:
                 raise BadInput(f'column "{name}" names no variable')
@@ -103,7 +113,13 @@ class RecordColumns:
         known = ", ".join(self.named) + (", var:<name>" if self.variables else "")
         if not name:
             raise BadInput(f"the header has an empty column name (columns: {known})")
-        raise BadInput(f'unknown column "{name}" for {self.kind} (columns: {known})')
+        close = difflib.get_close_matches(folded, list(by_folded), n=1)
+        hint = f'did you mean "{_original(self.named, close[0])}"? ' if close else ""
+        raise BadInput(f'unknown column "{name}" for {self.kind} ({hint}columns: {known})')
+
+
+def _original(named: dict[str, Column], folded: str) -> str:
+    return next(known for known in named if known.casefold() == folded)
 
 
 def _record_columns(

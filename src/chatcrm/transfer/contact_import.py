@@ -36,21 +36,76 @@ def import_contacts(
     """One batch in flight while the next is read: the server's time and the reading
     overlap, and batches still apply in file order (a later row sees an earlier one)."""
     in_flight: tuple[Pending, Future[Answer]] | None = None
+    same = SameContact(match_by)
     with ThreadPoolExecutor(1) as sender:
-        for batch in _batches(rows, builder):
+        for batch in _batches(rows, builder, same):
             sent = sender.submit(_send, batch, remote, match_by=match_by, dry_run=dry_run)
             if in_flight is not None:
                 _record(*in_flight, tally=tally, rejects=rejects, progress=progress)
             in_flight = (batch, sent)
         if in_flight is not None:
             _record(*in_flight, tally=tally, rejects=rejects, progress=progress)
+    tally.warnings += same.warnings()
+
+
+# How many contacts matched by several rows are named on stderr.
+SHOWN_SAME_CONTACT = 5
+
+
+class SameContact:
+    """Which rows would match the same contact: the same phone (its digits) or email
+    (case-insensitive), as `--match` picks it. The server applies them in file order, so
+    the last one wins; worth a warning, since it is usually a mistake. Keeps one entry per
+    key seen (a few dozen bytes a row)."""
+
+    def __init__(self, match_by: str) -> None:
+        self.match_by = match_by
+        self.lines: dict[tuple[str, str], int | list[int]] = {}
+
+    def key(self, body: dict[str, Any]) -> tuple[str, str] | None:
+        phone = "".join(ch for ch in str(body.get("internalWhatsappNumber") or "") if ch.isdigit())
+        email = str(body.get("email") or "").strip().casefold()
+        if self.match_by in ("auto", "phone") and phone:
+            return ("phone", phone)
+        if self.match_by in ("auto", "email") and email:
+            return ("email", email)
+        return None
+
+    def see(self, row: Row, body: dict[str, Any]) -> None:
+        key = self.key(body)
+        if key is None:
+            return
+        seen = self.lines.get(key)
+        if seen is None:
+            self.lines[key] = row.line
+        elif isinstance(seen, int):
+            self.lines[key] = [seen, row.line]
+        else:
+            seen.append(row.line)
+
+    def warnings(self) -> list[str]:
+        repeated = [(key, lines) for key, lines in self.lines.items() if isinstance(lines, list)]
+        out = [
+            f"lines {_enumerate(lines)} match the same contact ({kind} {value}): "
+            "they are applied in order, the last one wins"
+            for (kind, value), lines in repeated[:SHOWN_SAME_CONTACT]
+        ]
+        if len(repeated) > SHOWN_SAME_CONTACT:
+            more = len(repeated) - SHOWN_SAME_CONTACT
+            out.append(f"{more} more contacts are matched by several rows")
+        return out
+
+
+def _enumerate(lines: list[int]) -> str:
+    shown = [str(line) for line in lines[:10]] + (["…"] if len(lines) > 10 else [])
+    return ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 # A batch's rows in file order, each with its body, or (a row that cannot be sent) why not.
 Pending = list[tuple[Row, dict[str, Any] | str]]
 
 
-def _batches(rows: Iterator[Row], builder: BodyBuilder) -> Iterator[Pending]:
+def _batches(rows: Iterator[Row], builder: BodyBuilder, same: SameContact) -> Iterator[Pending]:
     """Batches of at most BATCH_ROWS bodies (and BATCH_BYTES of JSON); the rows that fail
     before sending ride along, so the rejects file keeps the file's order."""
     batch: Pending = []
@@ -61,6 +116,7 @@ def _batches(rows: Iterator[Row], builder: BodyBuilder) -> Iterator[Pending]:
         except RowError as exc:
             batch.append((row, str(exc)))
             continue
+        same.see(row, body)
         item_size = len(orjson.dumps(body)) + 1
         if count and (count >= BATCH_ROWS or size + item_size > BATCH_BYTES):
             yield batch
@@ -107,5 +163,5 @@ def _record(
             error = api_errors_text(result.get("errors")) if status == "failed" else ""
         tally.add(status)
         if status == "failed":
-            rejects.write(row.cells, error)
+            rejects.write(row, error)
     progress.advance(len(batch))

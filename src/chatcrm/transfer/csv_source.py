@@ -4,6 +4,7 @@ file's size."""
 
 from __future__ import annotations
 
+import codecs
 import csv
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,10 +21,13 @@ _SAMPLE_CHARS = 64 * 1024
 
 @dataclass(frozen=True)
 class Row:
-    """One data row: its number among the data rows (from 1) and its cells as read."""
+    """One data row: its number among the data rows (from 1), its cells as read, and the
+    line of the file it starts on (the header is line 1; a quoted cell may hold newlines,
+    so a row may span several lines)."""
 
     number: int
     cells: list[str]
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,9 @@ class CsvFile:
     path: Path
     delimiter: str
     header: list[str]
+    # Whether the file starts with a UTF-8 byte-order mark: the files written for it (the
+    # rejects file) get one too, so the spreadsheet that wrote it reads their accents.
+    bom: bool = False
 
     def rows(self) -> Iterator[Row]:
         """The data rows, one at a time; blank lines are skipped."""
@@ -39,11 +46,13 @@ class CsvFile:
             try:
                 next(reader, None)
                 number = 0
+                ended = reader.line_num  # the line the previous record ended on
                 for cells in reader:
+                    start, ended = ended + 1, reader.line_num
                     if not cells or cells == [""]:
                         continue
                     number += 1
-                    yield Row(number, cells)
+                    yield Row(number, cells, start)
             except UnicodeDecodeError as exc:
                 raise BadInput(f"{self.path}: not UTF-8 near line {reader.line_num + 1}") from exc
             except csv.Error as exc:
@@ -67,6 +76,8 @@ def _open(path: Path) -> TextIO:
 def open_csv(path: Path) -> CsvFile:
     """The file's delimiter and header row; a file that cannot be read is a BadInput."""
     try:
+        with path.open("rb") as raw:
+            bom = raw.read(len(codecs.BOM_UTF8)) == codecs.BOM_UTF8
         with _open(path) as handle:
             sample = handle.read(_SAMPLE_CHARS)
     except FileNotFoundError as exc:
@@ -85,7 +96,7 @@ def open_csv(path: Path) -> CsvFile:
         header = next(reader)
     except csv.Error as exc:
         raise BadInput(f"{path}: the header row cannot be read: {exc}") from exc
-    return CsvFile(path, delimiter, header)
+    return CsvFile(path, delimiter, header, bom)
 
 
 def sniff_delimiter(sample: str) -> str:

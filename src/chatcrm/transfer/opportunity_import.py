@@ -170,7 +170,7 @@ def import_opportunities(
             for p in planned:
                 tally.add(p.status)
                 if p.status == "failed":
-                    rejects.write(p.row.cells, p.error)
+                    rejects.write(p.row, p.error)
             progress.advance(len(window))
 
 

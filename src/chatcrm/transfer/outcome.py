@@ -4,14 +4,17 @@ the failures come."""
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from chatcrm.transfer.columns import ERROR_COLUMN
+from chatcrm.transfer.columns import ERROR_COLUMN, IGNORED_COLUMNS, LINE_COLUMN
+from chatcrm.transfer.csv_source import Row
 from chatcrm.transfer.problems import BadInput
 
 STATUSES = ("created", "updated", "unchanged", "failed")
+# How many failed rows are shown on stderr (the rejects file has them all).
+SHOWN_FAILURES = 5
 
 
 @dataclass
@@ -20,6 +23,10 @@ class Tally:
     updated: int = 0
     unchanged: int = 0
     failed: int = 0
+    # The first failed rows: (line in the file, why), shown on stderr.
+    first_failures: list[tuple[int, str]] = field(default_factory=list)
+    # Sentences to warn about on stderr (rows matching the same contact).
+    warnings: list[str] = field(default_factory=list)
 
     def add(self, status: str) -> None:
         setattr(self, status, getattr(self, status) + 1)
@@ -33,29 +40,41 @@ class Tally:
 
 
 class Rejects:
-    """Each failed row as it was read (its columns and values), plus an `error` column;
-    the same delimiter as the file read, so it can be fixed and imported again."""
+    """Each failed row as it was read (its columns and values), after a `line` column
+    (where the row starts in the file read) and before an `error` column; the same
+    delimiter as the file read, so it can be fixed and imported again. Also keeps the
+    first failures for stderr, with or without a file."""
 
-    def __init__(self, path: Path | None, header: list[str], delimiter: str) -> None:
+    def __init__(
+        self, path: Path | None, header: list[str], delimiter: str, *, bom: bool = False
+    ) -> None:
         self.handle: TextIO | None = None
+        self.first: list[tuple[int, str]] = []
         if path is None:
             return
         try:
-            self.handle = path.open("w", encoding="utf-8", newline="")
+            # utf-8-sig writes the byte-order mark Excel needs to read accents.
+            encoding = "utf-8-sig" if bom else "utf-8"
+            self.handle = path.open("w", encoding=encoding, newline="")
         except OSError as exc:
             raise BadInput(f"{path}: cannot write the rejects file: {exc.strerror}") from exc
         self.width = len(header)
-        # A rejects file read back keeps a single error column.
-        self.keep = [i for i, name in enumerate(header) if name.strip() != ERROR_COLUMN]
+        # A rejects file read back keeps a single line and error column.
+        self.keep = [
+            i for i, name in enumerate(header) if name.strip().casefold() not in IGNORED_COLUMNS
+        ]
         self.writer: Any = csv.writer(self.handle, delimiter=delimiter)
-        self.writer.writerow([header[i] for i in self.keep] + [ERROR_COLUMN])
+        self.writer.writerow([LINE_COLUMN] + [header[i] for i in self.keep] + [ERROR_COLUMN])
 
-    def write(self, cells: list[str], error: str) -> None:
+    def write(self, row: Row, error: str) -> None:
+        if len(self.first) < SHOWN_FAILURES:
+            self.first.append((row.line, error))
         if self.handle is None:
             return
+        cells = row.cells
         padded = cells + [""] * (self.width - len(cells))
         kept = [padded[i] for i in self.keep] + padded[self.width :]
-        self.writer.writerow([*kept, error])
+        self.writer.writerow([str(row.line), *kept, error])
 
     def close(self) -> None:
         if self.handle is not None:

@@ -52,6 +52,7 @@ def run_import(
     dry_run: bool = False,
     rejects_path: Path | None = None,
     create_tags: bool = False,
+    bom: bool = False,
     progress_interval: float,
 ) -> Tally:
     columns = COLUMNS[kind]
@@ -59,7 +60,7 @@ def run_import(
     read = columns.read_header(source.header)
     tally = Tally()
     with connected(target) as (remote, names):
-        rejects = Rejects(rejects_path, source.header, source.delimiter)
+        rejects = Rejects(rejects_path, source.header, source.delimiter, bom=bom or source.bom)
         try:
             with RowProgress(
                 source.count_rows(), f"import {kind}", interval=progress_interval
@@ -103,6 +104,7 @@ def run_import(
                     )
         finally:
             rejects.close()
+            tally.first_failures = rejects.first
     return tally
 
 

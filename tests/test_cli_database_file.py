@@ -1,0 +1,96 @@
+"""The CLI's database: only `serve`, `init` and `migrate` create a SQLite file; every other
+command refuses a file that does not exist, in one line naming the path it looked at. And
+`serve` on a port already taken fails in one line too."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import chatcrm_executable, failed_with_one_line, run_cli, succeeded
+
+ACCOUNT = "01a214de-0000-7000-8000-000000000000"
+COMMANDS = [
+    ["accounts", "list"],
+    ["workspace", "list"],
+    ["keys", "list"],
+    ["keys", "create", "--account", ACCOUNT, "--json"],
+    ["keys", "revoke", ACCOUNT],
+    ["keys", "limit", ACCOUNT, "5"],
+    ["users", "list"],
+    ["workspace", "create", "--api-key", "ccrm_" + "ab" * 16 + "_" + "x" * 43, "--json"],
+]
+
+
+def run_in(
+    folder: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("CHATCRM_")}
+    environment.update(env or {})
+    return subprocess.run(
+        [chatcrm_executable(), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
+        cwd=folder,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: "-".join(c[:2]))
+def test_a_command_in_another_folder_refuses_the_missing_default_database(
+    tmp_path: Path, command: list[str]
+) -> None:
+    result = run_in(tmp_path, *command)
+    line = failed_with_one_line(result)
+    assert result.returncode == 1
+    where = (tmp_path / "chatcrm.db").absolute()
+    assert line == (
+        f"chatcrm: error: no database at {where} (run chatcrm init, or pass --database-url)"
+    )
+    assert not where.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_missing_file_named_by_the_environment_names_that_setting(tmp_path: Path) -> None:
+    where = tmp_path / "other.db"
+    result = run_in(
+        tmp_path, "accounts", "list", env={"CHATCRM_DATABASE_URL": f"sqlite:///{where}"}
+    )
+    line = failed_with_one_line(result)
+    assert result.returncode == 1
+    assert f"no database at {where} " in line and "$CHATCRM_DATABASE_URL" in line, line
+    assert not where.exists()
+
+
+def test_a_relative_path_is_named_absolute(tmp_path: Path) -> None:
+    line = failed_with_one_line(
+        run_in(tmp_path, "keys", "list", "--database-url", "sqlite:///x.db")
+    )
+    assert f"no database at {tmp_path / 'x.db'} " in line, line
+
+
+def test_init_and_migrate_still_create_the_file_then_the_others_use_it(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    succeeded(run_cli("migrate", "--database-url", url))
+    succeeded(run_cli("init", "--json", "--database-url", url))
+    out = succeeded(run_cli("accounts", "list", "--database-url", url))
+    assert len(out.strip().splitlines()) == 2  # the heading and the account
+
+
+def test_serve_on_a_port_already_taken_fails_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        where = tmp_path / "serve.db"
+        result = run_cli("serve", "--port", str(port), "--database-url", f"sqlite:///{where}")
+    line = failed_with_one_line(result)
+    assert result.returncode == 1
+    assert line == f"chatcrm: error: port {port} is already in use on 127.0.0.1"
+    assert not where.exists()  # refused before the database is touched
