@@ -16,6 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import chatcrm
+from chatcrm.api import docs
 from chatcrm.app import create_app
 from chatcrm.config import Settings
 from tests.client import error
@@ -55,7 +56,45 @@ def test_pages_load_only_files_of_the_service(http: TestClient) -> None:
             assert asset.headers["content-type"].startswith(CONTENT_TYPES[Path(url).suffix])
             # The very bytes of the package: /docs-assets/<package>@<version>/<file>
             package, file = url.removeprefix("/docs-assets/").split("/", 1)
+            if file == docs.REDOC_BUNDLE:  # served with its logo's address made local
+                assert asset.content == docs.redoc_bundle()
+                assert docs.REDOCLY_LOGO_URL.encode() not in asset.content
+                continue
             assert asset.content == (ASSETS / package.split("@")[0] / file).read_bytes()
+
+
+_ABSOLUTE = re.compile(r"""https?://[^\s"'<>)]+""")
+
+
+def test_redoc_names_no_other_origin(http: TestClient) -> None:
+    """Nothing the ReDoc page or its script would load lives elsewhere (the logo
+    included); XML namespaces and plain links are not loads."""
+    html = http.get("/redoc").text
+    assert [u for u in _ABSOLUTE.findall(html) if not u.startswith(str(http.base_url))] == []
+    script = next(u for u in linked_urls(html) if u.endswith(".js"))
+    body = http.get(script).text
+    assert "cdn.redoc.ly" not in body
+    assert docs.LOCAL_LOGO_URL in body
+    again = http.get(script, headers={"If-None-Match": http.get(script).headers["etag"]})
+    assert again.status_code == 304
+
+
+def test_the_console_answers_head_like_get_and_has_an_icon(http: TestClient) -> None:
+    for path in ("/console", "/console/"):
+        got, head = http.get(path), http.head(path)
+        assert head.status_code == got.status_code == 200, path
+        assert head.headers["content-type"] == got.headers["content-type"]
+        assert head.headers["content-security-policy"] == got.headers["content-security-policy"]
+        assert head.content == b""
+    assert '<link rel="icon" type="image/svg+xml" href="/console/static/favicon.svg">' in (
+        http.get("/console").text
+    )
+    icon = http.get("/console/static/favicon.svg")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    root_icon = http.get("/favicon.ico")
+    assert root_icon.status_code == 200
+    assert root_icon.headers["content-type"].startswith("image/svg+xml")
+    assert http.head("/favicon.ico").status_code == 200
 
 
 def test_swagger_ui_and_redoc_files_are_linked(http: TestClient) -> None:

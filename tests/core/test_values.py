@@ -297,6 +297,10 @@ def test_money_rejects(value: object) -> None:
         ("Ana.Diaz+crm@Example.co.uk", "Ana.Diaz+crm@Example.co.uk"),
         ("a_b-c@sub-domain.example.org", "a_b-c@sub-domain.example.org"),
         ("x@a1.io", "x@a1.io"),
+        # International domains (IDNA) and UTF-8 local parts (RFC 6531), kept as written.
+        ("ana@correo.perú", "ana@correo.perú"),
+        ("josé@ejemplo.com", "josé@ejemplo.com"),
+        ("用户@例子.广告", "用户@例子.广告"),
     ],
 )
 def test_email_accepts(value: str, expected: str) -> None:
@@ -324,6 +328,12 @@ def test_email_accepts(value: str, expected: str) -> None:
         "a" * 65 + "@example.com",
         "ana@" + "a" * 250 + ".com",
         "ana@example.com\nx",
+        "ana@perú",  # one label, as ana@example
+        "ana@correo..perú",
+        "ana@-correo.perú",
+        "jo sé@ejemplo.com",
+        "josé\u0000@ejemplo.com",
+        "ana@correo.per\u00fa\u200b" + "ú" * 70,  # a label over 63 characters
         5,
         True,
         ["ana@example.com"],

@@ -7,6 +7,8 @@ the pages work on a network with no way out, and tell no third party who reads t
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -31,9 +33,8 @@ REDOC = "redoc"
 CACHE_CONTROL = "public, max-age=31536000, immutable"
 # What the pages may load: only this server. Inline script and styles are how FastAPI's
 # Swagger UI page starts and how both renderers style themselves; ReDoc runs its search in
-# a worker made from a blob. The policy also keeps the browser from fetching the one
-# outside file ReDoc asks for, the Redocly logo beside its "API docs by Redocly" link (the
-# link then shows its text alone).
+# a worker made from a blob. The policy would also keep the browser from fetching any
+# outside file (ReDoc's bundle asked for one, the Redocly logo: see `redoc_bundle`).
 CONTENT_SECURITY_POLICY = "; ".join(
     (
         "default-src 'self'",
@@ -48,6 +49,26 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "frame-ancestors 'self'",
     )
 )
+
+
+# The one outside file ReDoc's bundle asks for: the Redocly logo beside its "API docs by
+# Redocly" link. The bundle is served with that address replaced by this small logo of its
+# own (a data: URL), so the browser does not even try to reach Redocly's CDN.
+REDOC_BUNDLE = "redoc.standalone.js"
+REDOCLY_LOGO_URL = "https://cdn.redoc.ly/redoc/logo-mini.svg"
+_LOGO_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+    '<rect width="16" height="16" rx="3" fill="#32329f"/>'
+    '<path d="M5 4h4a2.5 2.5 0 0 1 .6 4.9L12 12H9.8L7.7 9H7v3H5z" fill="#fff"/></svg>'
+)
+LOCAL_LOGO_URL = "data:image/svg+xml;base64," + base64.b64encode(_LOGO_SVG.encode()).decode()
+
+
+def redoc_bundle() -> bytes:
+    """ReDoc's script as the pages get it: the package's file with the logo's address
+    replaced by `LOCAL_LOGO_URL` (the file on disk stays the npm package's)."""
+    original = (ASSETS / REDOC / REDOC_BUNDLE).read_bytes()
+    return original.replace(REDOCLY_LOGO_URL.encode(), LOCAL_LOGO_URL.encode())
 
 
 class ImmutableFiles(StaticFiles):
@@ -79,6 +100,17 @@ def install(app: FastAPI) -> None:
     oauth2_redirect_url = app.swagger_ui_oauth2_redirect_url
     swagger = asset_prefix(SWAGGER_UI)
     redoc = asset_prefix(REDOC)
+    bundle = redoc_bundle()
+    bundle_etag = '"' + hashlib.sha256(bundle).hexdigest()[:32] + '"'
+
+    # Before the mount below, which would answer the file as it is on disk.
+    @app.api_route(f"{redoc}/{REDOC_BUNDLE}", methods=["GET", "HEAD"], include_in_schema=False)
+    async def redoc_script(request: Request) -> Response:
+        headers = {"Cache-Control": CACHE_CONTROL, "ETag": bundle_etag}
+        if request.headers.get("if-none-match") == bundle_etag:
+            return Response(status_code=304, headers=headers)
+        return Response(bundle, media_type="text/javascript; charset=utf-8", headers=headers)
+
     for package, prefix in ((SWAGGER_UI, swagger), (REDOC, redoc)):
         app.mount(prefix, ImmutableFiles(directory=ASSETS / package), name=f"docs-{package}")
 

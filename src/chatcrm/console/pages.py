@@ -26,14 +26,24 @@ def install(app: FastAPI) -> None:
     page = (STATIC / "index.html").read_text(encoding="utf-8")
 
     # `/console/` too: invitation and reset links are `{public URL}/console/#invite/…`.
-    @app.get(PATH, include_in_schema=False)
-    @app.get(PATH + "/", include_in_schema=False)
+    # HEAD answers as GET does, without the body (a monitor's or a link checker's look).
+    @app.api_route(PATH, methods=["GET", "HEAD"], include_in_schema=False)
+    @app.api_route(PATH + "/", methods=["GET", "HEAD"], include_in_schema=False)
     async def console(request: Request) -> HTMLResponse:
         root = str(request.scope.get("root_path", "")).rstrip("/")
         return HTMLResponse(
             page.replace("{root}", root),
             headers={"Content-Security-Policy": _POLICY, "Cache-Control": "no-store"},
         )
+
+    # The page links its icon (static/favicon.svg); a browser that asks the server's root
+    # for one anyway gets the same icon, not a 404 in the logs.
+    icon = (STATIC / "favicon.svg").read_bytes()
+
+    @app.api_route("/favicon.ico", methods=["GET", "HEAD"], include_in_schema=False)
+    async def favicon() -> Response:
+        cache = {"Cache-Control": "public, max-age=86400"}
+        return Response(icon, media_type="image/svg+xml", headers=cache)
 
     @app.post(f"{PATH}/qr", include_in_schema=False)
     async def qr(request: Request) -> Response:

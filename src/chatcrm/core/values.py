@@ -25,10 +25,29 @@ FILE_REF_MAX = 2048
 EMAIL_MAX = 254
 INT32_MAX = 2**31 - 1
 
-_EMAIL = re.compile(
-    r"^[^@\s\"(),:;<>\[\\\]]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)+$"
+# An address's local part: any character but spaces, controls and the specials that need
+# quoting (UTF-8 ones included, RFC 6531); its domain, once in its ASCII form (IDNA, so
+# `correo.perú` is `correo.xn--per-zoa`), host names of two labels or more.
+_EMAIL_LOCAL = re.compile(r"^[^@\s\x00-\x1f\x7f\"(),:;<>\[\\\]]{1,64}$")
+_EMAIL_DOMAIN = re.compile(
+    r"^[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)+$"
 )
+
+
+def _email_domain_ok(domain: str) -> bool:
+    if domain.isascii():
+        ascii_form = domain
+    else:
+        try:
+            ascii_form = domain.encode("idna").decode("ascii")
+        except UnicodeError:
+            return False
+    return len(ascii_form) <= 253 and _EMAIL_DOMAIN.fullmatch(ascii_form) is not None
+
+
+def _email_ok(s: str) -> bool:
+    local, at, domain = s.rpartition("@")
+    return bool(at) and _EMAIL_LOCAL.fullmatch(local) is not None and _email_domain_ok(domain)
 
 
 def _type_name(value: object) -> str:
@@ -139,7 +158,7 @@ def email(field: str, value: object, *, nullable: bool = True) -> str | None:
     s = require_str(field, value).strip()
     if not s and nullable:
         return None
-    if len(s) > EMAIL_MAX or not _EMAIL.fullmatch(s) or ".." in s:
+    if len(s) > EMAIL_MAX or ".." in s or not _email_ok(s):
         raise FieldError(field, "must be a valid email address")
     return s
 

@@ -9,6 +9,7 @@ export class ApiError extends Error {
     this.status = status;
     this.code = body.errorCode || null;
     this.errors = (body.data && body.data.errors) || [];
+    this.data = body.data || null; // e.g. a duplicate's `existingId`
   }
 }
 

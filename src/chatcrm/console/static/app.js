@@ -153,6 +153,16 @@ function setPassword(kind, token) {
   password.focus();
 }
 
+// A workspace's name in the chooser; when another of the list has the same name, with
+// what tells them apart: the day it was created (when the list says) and the end of its
+// id (ids are UUIDv7: their start is the time, the same for workspaces made together).
+function workspaceLabel(workspace, all) {
+  if (all.filter((w) => w.name === workspace.name).length < 2) return workspace.name;
+  const made = workspace.createdAt ? new Date(workspace.createdAt) : null;
+  const day = made && !Number.isNaN(made.getTime()) ? `created ${made.toLocaleDateString()}, ` : "";
+  return `${workspace.name} (${day}id …${workspace.id.slice(-8)})`;
+}
+
 function chooseWorkspace(workspaces) {
   nav.hidden = false;
   const pick = (workspace) => {
@@ -165,7 +175,7 @@ function chooseWorkspace(workspaces) {
     h(
       "ul",
       { class: "workspaces" },
-      workspaces.map((w) => h("li", {}, h("button", { type: "button", onclick: () => pick(w) }, w.name))),
+      workspaces.map((w) => h("li", {}, h("button", { type: "button", onclick: () => pick(w) }, workspaceLabel(w, workspaces)))),
     ),
   );
 }

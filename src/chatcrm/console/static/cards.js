@@ -2,6 +2,7 @@
 // or the opportunity's name, focusable, draggable; what a person scans a column for (an
 // "Unread" mark on a contact whose conversation has news, K.3).
 import { h } from "./dom.js";
+import { formatPhone } from "./words.js";
 
 // Amounts as numbers in the reader's locale, without a currency (the API names none).
 const MONEY = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 4 });
@@ -15,7 +16,7 @@ export function fullName(contact) {
 }
 
 function phone(contact) {
-  return contact.internalWhatsappNumber || contact.platformSenderPhone || "";
+  return formatPhone(contact.internalWhatsappNumber || contact.platformSenderPhone || "");
 }
 
 function tagChips(tags) {

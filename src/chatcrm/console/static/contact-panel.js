@@ -18,6 +18,7 @@ import {
   updateRecord,
 } from "./panel-parts.js";
 import { allows } from "./session.js";
+import { explain } from "./words.js";
 
 const sortedIds = (ids) => [...ids].sort().join(",");
 
@@ -80,16 +81,28 @@ export async function contactPanel(ctx, id, frame) {
   const name = input();
   const lastname = input();
   const email = input({ type: "email" });
+  const phone = input({ type: "tel", autocomplete: "off" });
   const tags = tagChoice(workspace.tags);
   const agent = select(noneOr(workspace.agents));
+  const segmentation = select(noneOr(workspace.segmentations || []));
+  const bot = h("input", { type: "checkbox" });
   const stage = select(workspace.contactStages.map((s) => [s.id, s.name]));
   const solved = h("input", { type: "checkbox" });
   const editor = new Editor();
   editor.add("name", name);
   editor.add("lastname", lastname);
   editor.add("email", email);
+  // Read in the full shape only (READ_HIDDEN); the API normalises what is typed.
+  editor.add("internalWhatsappNumber", phone, { send: () => phone.value.trim() });
   editor.add("tags", tags.fieldset, tags);
   editor.add("assignedAgentId", agent, { send: () => agent.value || null });
+  editor.add("segmentationId", segmentation, { send: () => segmentation.value || null });
+  editor.add("isBotEnabled", bot, {
+    read: (record) => String(record.isBotEnabled !== false),
+    value: () => String(bot.checked),
+    write: (record) => (bot.checked = record.isBotEnabled !== false),
+    send: () => bot.checked,
+  });
   editor.add("stageId", stage, { instant: true });
   editor.add("isSolved", solved, {
     read: (record) => String(Boolean(record.isSolved)),
@@ -100,7 +113,7 @@ export async function contactPanel(ctx, id, frame) {
 
   const details = h("div", {});
   const history = loadingList("ol", "history", "No events.");
-  const showHistory = () => history.show(() => historyItems(ctx, `${path}/history`));
+  const showHistory = () => history.show(() => historyItems(ctx, "contact", `${path}/history`));
   const show = (next, how) => {
     state.record = next.record;
     state.etag = next.etag;
@@ -113,7 +126,8 @@ export async function contactPanel(ctx, id, frame) {
     frame.feedback.status("Reloaded: the latest version is shown, with your changes kept.");
     showHistory();
   };
-  const act = actions(frame, () => editor.controls(), reload);
+  const explainer = (error) => explain(ctx, "contact", error, (other) => ctx.openPanel("contact", other));
+  const act = actions(frame, () => ({ ...editor.controls(), phone }), reload, explainer);
 
   const form = h(
     "form",
@@ -121,10 +135,13 @@ export async function contactPanel(ctx, id, frame) {
     labelled("Name", name),
     labelled("Last name", lastname),
     labelled("Email", email),
+    labelled("Phone", phone),
     tags.fieldset,
     labelled("Agent", agent),
+    labelled("Segmentation", segmentation),
     labelled("Stage", stage),
     h("label", { class: "check" }, solved, "Solved"),
+    h("label", { class: "check" }, bot, "Bot enabled"),
     h("div", { class: "buttons writes" }, h("button", { type: "submit" }, "Save")),
   );
   form.addEventListener("submit", (event) => {
@@ -154,7 +171,7 @@ export async function contactPanel(ctx, id, frame) {
     labelled("Activity", content),
     h("div", { class: "buttons writes" }, h("button", { type: "submit" }, "Add activity")),
   );
-  const activityAct = actions(frame, () => ({ content }), reload);
+  const activityAct = actions(frame, () => ({ content }), reload, explainer);
   addActivity.addEventListener("submit", (event) => {
     event.preventDefault();
     activityAct(async () => {

@@ -3,7 +3,8 @@
 // is sent with its own Idempotency-Key, the same for a repeat of it: a double click (or a
 // retry) creates once.
 import { h } from "./dom.js";
-import { Feedback, amountOf, input, labelled, newKey, noneOr, select, uid } from "./forms.js";
+import { Feedback, amountInput, amountOf, input, labelled, newKey, noneOr, select, uid } from "./forms.js";
+import { explain } from "./words.js";
 
 const CHANNELS = [
   [1, "Webchat"],
@@ -73,15 +74,17 @@ function contactChoice(ctx) {
 
 function opportunityFields(ctx) {
   const name = input({ autofocus: true });
-  const amount = input({ inputmode: "decimal" });
+  const { control: amount, hint } = amountInput();
   const description = h("textarea", { rows: 3 });
   const { choice, search } = contactChoice(ctx);
+  const amountRow = labelled("Amount", amount);
+  amountRow.append(hint);
   const stage = select(ctx.workspace.opportunityStages.map((s) => [s.id, s.name]));
   return {
     path: "/api/opportunity",
     rows: [
       labelled("Name", name),
-      labelled("Amount", amount),
+      amountRow,
       labelled("Description", description),
       labelled("Find a contact", search),
       labelled("Contact", choice),
@@ -141,7 +144,8 @@ export function newRecordDialog(ctx, kind) {
       dialog.close();
       ctx.refresh();
     } catch (error) {
-      feedback.error(error, fields.controls);
+      const open = (id) => ctx.openPanel("contact", id);
+      feedback.error(await explain(ctx, kind, error, open), fields.controls);
     } finally {
       busy = false;
       create.disabled = false;

@@ -1,6 +1,7 @@
 // What the detail panels and the "New …" dialogs share: labelled controls, the API's
 // messages shown next to the fields they name (and in an alert), and small formats.
 import { h } from "./dom.js";
+import { labelOf } from "./words.js";
 
 let made = 0;
 
@@ -35,10 +36,24 @@ export function noneOr(items, none = "(none)") {
   return [["", none], ...items.map((item) => [item.id, item.name])];
 }
 
-// A number when the text is one, else the text itself, so that the API names the problem.
+// What an amount field says it takes (its description).
+export const AMOUNT_FORMAT = "Digits with an optional decimal point, e.g. 1200.50 or 1,200.50.";
+
+// A number when the text is one — thousands separated by commas or spaces allowed
+// ("1,200.50", "1 200") — else the text itself, so that the API names the problem.
 export function amountOf(text) {
   const trimmed = text.trim();
-  return /^-?\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : trimmed;
+  const grouped = /^-?\d{1,3}([,\s\u00a0\u202f]\d{3})+(\.\d+)?$/.test(trimmed);
+  const plain = grouped ? trimmed.replace(/[,\s\u00a0\u202f]/g, "") : trimmed;
+  return /^-?\d+(\.\d+)?$/.test(plain) ? Number(plain) : trimmed;
+}
+
+// An amount input with its format as its description (shown under it).
+export function amountInput() {
+  const control = input({ inputmode: "decimal" });
+  const hint = h("span", { class: "hint", id: uid("hint") }, AMOUNT_FORMAT);
+  control.setAttribute("aria-describedby", hint.id);
+  return { control, hint };
 }
 
 export function formatAmount(value) {
@@ -104,12 +119,13 @@ export class Feedback {
     for (const { field, message } of error.errors || []) {
       const control = controls[field];
       if (control) this.mark(control, message);
-      else unplaced.push(field ? `${field}: ${message}` : message);
+      else unplaced.push(field ? `${labelOf(null, field)}: ${message}` : message);
     }
     const alert = h(
       "div",
       { role: "alert", class: "error" },
-      h("p", {}, error.message),
+      // `display`: the console's own wording of it (words.js explain), else the API's.
+      h("p", {}, error.display || error.message),
       unplaced.length ? h("ul", {}, unplaced.map((text) => h("li", {}, text))) : null,
       extra,
     );

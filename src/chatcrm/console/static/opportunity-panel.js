@@ -1,7 +1,7 @@
 // An opportunity's panel: its status with Won / Lost / Reopen, every field, the edit form
 // (Stage saves as it changes), its contact, activities with their category, and history.
 import { h } from "./dom.js";
-import { amountOf, formatAmount, input, labelled, noneOr, select, time } from "./forms.js";
+import { amountInput, amountOf, formatAmount, input, labelled, noneOr, select, time } from "./forms.js";
 import {
   Editor,
   actions,
@@ -13,6 +13,7 @@ import {
   section,
   updateRecord,
 } from "./panel-parts.js";
+import { explain } from "./words.js";
 
 const CATEGORIES = ["Calls", "Meeting", "Whatsapp", "Email"];
 const OUTCOMES = { 0: "Open", 1: "Won", 2: "Lost" };
@@ -40,7 +41,9 @@ export async function opportunityPanel(ctx, id, frame) {
 
   const name = input();
   const description = h("textarea", { rows: 3 });
-  const amount = input({ inputmode: "decimal" });
+  const { control: amount, hint: amountHint } = amountInput();
+  const amountRow = labelled("Amount", amount);
+  amountRow.append(amountHint);
   const agent = select(noneOr(workspace.agents));
   const stage = select(workspace.opportunityStages.map((s) => [s.id, s.name]));
   const expiration = input({ type: "date" });
@@ -63,7 +66,7 @@ export async function opportunityPanel(ctx, id, frame) {
   const contact = h("div", {});
   const details = h("div", {});
   const history = loadingList("ol", "history", "No events.");
-  const showHistory = () => history.show(() => historyItems(ctx, `${path}/history`));
+  const showHistory = () => history.show(() => historyItems(ctx, "opportunity", `${path}/history`));
   const show = (next, how) => {
     const linked = state.record.contactId;
     state.record = next.record;
@@ -85,7 +88,8 @@ export async function opportunityPanel(ctx, id, frame) {
     frame.feedback.status("Reloaded: the latest version is shown, with your changes kept.");
     showHistory();
   };
-  const act = actions(frame, () => editor.controls(), reload);
+  const explainer = (error) => explain(ctx, "opportunity", error, (cid) => ctx.openPanel("contact", cid));
+  const act = actions(frame, () => editor.controls(), reload, explainer);
   const save = (changes, how, message) =>
     act(async () => {
       show(await updateRecord(ctx, "opportunity", state, changes), how);
@@ -103,7 +107,7 @@ export async function opportunityPanel(ctx, id, frame) {
     { class: "edit", novalidate: true },
     labelled("Name", name),
     labelled("Description", description),
-    labelled("Amount", amount),
+    amountRow,
     labelled("Agent", agent),
     labelled("Stage", stage),
     labelled("Expiration date", expiration),
@@ -137,7 +141,7 @@ export async function opportunityPanel(ctx, id, frame) {
     labelled("Activity", content),
     h("div", { class: "buttons writes" }, h("button", { type: "submit" }, "Add activity")),
   );
-  const activityAct = actions(frame, () => ({ content, categoryType: category, date: content }), reload);
+  const activityAct = actions(frame, () => ({ content, categoryType: category, date: content }), reload, explainer);
   addActivity.addEventListener("submit", (event) => {
     event.preventDefault();
     activityAct(async () => {

@@ -3,6 +3,7 @@
 // the history and the list of every field.
 import { h } from "./dom.js";
 import { time, uid } from "./forms.js";
+import { formatPhone, historyLine, labelOf } from "./words.js";
 
 // A record by id (`data.data[0]`) with its ETag, the version an update names in If-Match.
 export async function readRecord(ctx, path, query) {
@@ -95,9 +96,10 @@ export class Editor {
   }
 }
 
-// Runs one action of a panel at a time; its error goes to the panel's feedback, with the
-// fields it names marked, and a "Reload" button when the record changed meanwhile (412).
-export function actions(frame, controls, reload) {
+// Runs one action of a panel at a time; its error goes to the panel's feedback (in the
+// console's words when `explainer` has them: words.js explain), with the fields it names
+// marked, and a "Reload" button when the record changed meanwhile (412).
+export function actions(frame, controls, reload, explainer = async (error) => error) {
   let busy = false;
   return async (work) => {
     if (busy) return;
@@ -105,7 +107,8 @@ export function actions(frame, controls, reload) {
     frame.feedback.clear();
     try {
       await work();
-    } catch (error) {
+    } catch (caught) {
+      const error = await explainer(caught);
       const again =
         error.status === 412
           ? h("button", { type: "button", onclick: () => reload().catch((e) => frame.feedback.error(e)) }, "Reload")
@@ -140,8 +143,8 @@ export function loadingList(tag, className, empty) {
   };
 }
 
-// A record's history (D.3), oldest first: "type — changed fields — when".
-export async function historyItems(ctx, path) {
+// A record's history (D.3), oldest first: "what happened — when" (words.js historyLine).
+export async function historyItems(ctx, kind, path) {
   const events = [];
   let after = null;
   for (;;) {
@@ -150,20 +153,12 @@ export async function historyItems(ctx, path) {
     if (page.events.length < 100 || page.next === after) break;
     after = page.next;
   }
-  return events.map((event) =>
-    h(
-      "li",
-      {},
-      `${event.type} — `,
-      event.changed.length ? `${event.changed.join(", ")} — ` : "",
-      time(event.createdAt),
-    ),
-  );
+  return events.map((event) => h("li", {}, `${historyLine(ctx, kind, event)} — `, time(event.createdAt)));
 }
 
 function stageName(stages, id) {
   const stage = stages.find((s) => s.id === id);
-  return stage ? `${stage.name} (${id})` : id;
+  return stage ? stage.name : id;
 }
 
 // How a field's value reads in the list of every field.
@@ -180,16 +175,17 @@ function describe(ctx, kind, key, value) {
     const stages = kind === "contact" ? ctx.workspace.contactStages : ctx.workspace.opportunityStages;
     return stageName(stages, value);
   }
+  if (key === "internalWhatsappNumber" || key === "platformSenderPhone") return formatPhone(value);
   if (typeof value === "boolean") return value ? "yes" : "no";
   if (typeof value === "object") return JSON.stringify(value);
   return String(value);
 }
 
-// Every field of the record, by its wire name, in the record's order.
+// Every field of the record, by its label (words.js), in the record's order.
 export function fieldList(ctx, kind, record) {
   return h(
     "dl",
     { class: "fields" },
-    Object.entries(record).flatMap(([key, value]) => [h("dt", {}, key), h("dd", {}, describe(ctx, kind, key, value))]),
+    Object.entries(record).flatMap(([key, value]) => [h("dt", {}, labelOf(kind, key)), h("dd", {}, describe(ctx, kind, key, value))]),
   );
 }
