@@ -22,6 +22,16 @@ _REF = "#/components/schemas/{}"
 _components: dict[str, Schema] = {}
 
 
+def closed_object(properties: dict[str, Schema]) -> Schema:
+    """An object with exactly these keys, every one of them present (an answer's `data`)."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
 def component(name: str, schema: Schema) -> Schema:
     """A named schema of the document's components; returns the reference to it."""
     existing = _components.setdefault(name, schema)

@@ -7,7 +7,7 @@ from starlette.responses import Response
 
 from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
-from chatcrm.api.openapi import component
+from chatcrm.api.openapi import closed_object, component
 from chatcrm.api.parameters import IDEMPOTENCY_KEY, WORKSPACE_HEADER, WORKSPACE_QUERY, query_names
 from chatcrm.api.routing import Routes
 from chatcrm.channels import service
@@ -41,16 +41,7 @@ READ_PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY)
 POST_PARAMS = (WORKSPACE_HEADER, IDEMPOTENCY_KEY)
 
 
-def _object(properties: dict[str, Schema]) -> Schema:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
-WITH_ID = _object({"id": {"type": "string"}, "channel": CHANNEL_SCHEMA})
+WITH_ID = closed_object({"id": {"type": "string"}, "channel": CHANNEL_SCHEMA})
 
 
 def _settings(call: Call) -> tuple[bool, str]:
@@ -90,7 +81,7 @@ async def create_channel(call: Call) -> Response:
     operation_id="listChannels",
     summary="List the workspace's channels (oldest first)",
     message=m.CHANNELS_OBTAINED,
-    answer=_object({"data": {"type": "array", "items": CHANNEL_SCHEMA}}),
+    answer=closed_object({"data": {"type": "array", "items": CHANNEL_SCHEMA}}),
     params=READ_PARAMS,
 )
 async def list_channels(call: Call) -> Response:
@@ -153,7 +144,7 @@ async def update_channel(call: Call, channelId: str) -> Response:
     operation_id="deleteChannel",
     summary="Delete a channel (its messages stay)",
     message=m.CHANNEL_DELETED,
-    answer=_object({"id": {"type": "string"}}),
+    answer=closed_object({"id": {"type": "string"}}),
     params=READ_PARAMS,
     errors=(404,),
 )

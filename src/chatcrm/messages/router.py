@@ -7,7 +7,7 @@ from starlette.responses import Response, StreamingResponse
 
 from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
-from chatcrm.api.openapi import component
+from chatcrm.api.openapi import closed_object, component
 from chatcrm.api.parameters import IDEMPOTENCY_KEY, WORKSPACE_HEADER, WORKSPACE_QUERY, query_names
 from chatcrm.api.routing import Param, Routes
 from chatcrm.channels import graph
@@ -41,16 +41,7 @@ PAGE_PARAMS = (
 )
 
 
-def _object(properties: dict[str, Schema]) -> Schema:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
-WITH_ID = _object({"id": {"type": "string"}, "message": MESSAGE_SCHEMA})
+WITH_ID = closed_object({"id": {"type": "string"}, "message": MESSAGE_SCHEMA})
 NO_FIELDS: Schema = {
     "type": "object",
     "properties": {"workspaceId": {"type": "string"}},
@@ -68,7 +59,7 @@ async def _contact(call: Call, contact_id: str, workspace_id: str) -> None:
     operation_id="listMessages",
     summary="A contact's conversation (newest page first; each page oldest first)",
     message=m.MESSAGES_OBTAINED,
-    answer=_object(
+    answer=closed_object(
         {
             "contactId": {"type": "string"},
             "messages": {"type": "array", "items": MESSAGE_SCHEMA},
@@ -155,7 +146,7 @@ async def record_message(call: Call, contactId: str) -> Response:
     operation_id="markConversationRead",
     summary="Mark the conversation read (isRead true; a read receipt for WhatsApp)",
     message=m.CONVERSATION_READ,
-    answer=_object({"contactId": {"type": "string"}, "isRead": {"type": "boolean"}}),
+    answer=closed_object({"contactId": {"type": "string"}, "isRead": {"type": "boolean"}}),
     params=POST_PARAMS,
     body=NO_FIELDS,
     body_required=False,

@@ -3,13 +3,11 @@ the delete and the activity log."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.responses import Response
 
 from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
-from chatcrm.api.openapi import component
+from chatcrm.api.openapi import closed_object, component
 from chatcrm.api.parameters import WORKSPACE_HEADER, WORKSPACE_QUERY, query_names
 from chatcrm.api.record_routes import (
     RecordApi,
@@ -40,15 +38,6 @@ _OUTCOME = {
 }
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
 PIPELINE_PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY)
 
 
@@ -59,12 +48,12 @@ PIPELINE_PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY)
     operation_id="opportunityPipeline",
     summary="The pipeline: per stage the count and total amount; won and lost by month",
     message=m.LIST_OBTAINED,
-    answer=_object(
+    answer=closed_object(
         {
             "workspaceId": {"type": "string"},
             "stages": {
                 "type": "array",
-                "items": _object(
+                "items": closed_object(
                     {
                         "stageId": {"type": "string"},
                         "name": {"type": "string"},
@@ -75,7 +64,9 @@ PIPELINE_PARAMS = (WORKSPACE_HEADER, WORKSPACE_QUERY)
             },
             "months": {
                 "type": "array",
-                "items": _object({"month": {"type": "string"}, "won": _OUTCOME, "lost": _OUTCOME}),
+                "items": closed_object(
+                    {"month": {"type": "string"}, "won": _OUTCOME, "lost": _OUTCOME}
+                ),
             },
         }
     ),

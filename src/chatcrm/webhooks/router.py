@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from chatcrm.api.call import Call
 from chatcrm.api.envelope import ok
-from chatcrm.api.openapi import component, page_of
+from chatcrm.api.openapi import closed_object, component, page_of
 from chatcrm.api.parameters import (
     IDEMPOTENCY_KEY,
     PAGE,
@@ -26,7 +26,6 @@ from chatcrm.people import audit
 from chatcrm.records import bodies
 from chatcrm.records.fields import FULL
 from chatcrm.records.schemas import create_body_schema, shape_schema, update_body_schema
-from chatcrm.records.types import Schema
 from chatcrm.webhooks import deliveries, service
 from chatcrm.webhooks.fields import DELIVERY, LISTED, NO_FIELDS, REPLAY, WEBHOOK, WHOLE
 
@@ -41,16 +40,7 @@ POST_PARAMS = (WORKSPACE_HEADER, IDEMPOTENCY_KEY)
 DELIVERY_PARAMS = (*READ_PARAMS, *PAGE, *filter_params(deliveries.FILTERS))
 
 
-def _object(properties: dict[str, Schema]) -> Schema:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
-WITH_ID = _object({"id": {"type": "string"}, "webhook": WEBHOOK_SCHEMA})
+WITH_ID = closed_object({"id": {"type": "string"}, "webhook": WEBHOOK_SCHEMA})
 
 
 def _allow_private(call: Call) -> bool:
@@ -83,7 +73,7 @@ async def create_webhook(call: Call) -> Response:
     operation_id="listWebhooks",
     summary="List webhooks (oldest first, without their secrets)",
     message=m.WEBHOOKS_OBTAINED,
-    answer=_object(
+    answer=closed_object(
         {"workspaceId": {"type": "string"}, "data": {"type": "array", "items": LISTED_SCHEMA}}
     ),
     params=READ_PARAMS,
@@ -142,7 +132,7 @@ async def update_webhook(call: Call, webhookId: str) -> Response:
     operation_id="deleteWebhook",
     summary="Delete a webhook (its pending deliveries are dropped)",
     message=m.WEBHOOK_DELETED,
-    answer=_object({"id": {"type": "string"}}),
+    answer=closed_object({"id": {"type": "string"}}),
     params=READ_PARAMS,
     errors=(404,),
 )
@@ -188,7 +178,7 @@ async def rotate_secret(call: Call, webhookId: str) -> Response:
     operation_id="testWebhook",
     summary="Queue a webhook.test event for this webhook only",
     message=m.WEBHOOK_TEST_QUEUED,
-    answer=_object(
+    answer=closed_object(
         {
             "id": {"type": "string", "description": "The webhook."},
             "eventId": {"type": "string", "description": "The webhook.test event queued."},
@@ -239,7 +229,7 @@ async def list_deliveries(call: Call, webhookId: str) -> Response:
     summary="Queue events again for a webhook (one event, or the feed since a time)",
     description="Give exactly one of eventId and since. Succeeded deliveries are sent again.",
     message=m.EVENTS_QUEUED,
-    answer=_object({"queued": {"type": "integer", "minimum": 0}}),
+    answer=closed_object({"queued": {"type": "integer", "minimum": 0}}),
     params=POST_PARAMS,
     body=create_body_schema(REPLAY),
     errors=(404, 422),
