@@ -1,4 +1,6 @@
-"""Phones (contract B.1): stored as digits only with country code, 6–15 digits."""
+"""Phones (contract B.1, N): stored as digits only with country code, 6–15 digits; a number
+written with '+', 00 or 011 read by libphonenumber, bare digits country code first unless
+the workspace's defaultCountry reads them as a national number."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatcrm.core.phone import PhoneError, normalize_phone
+from chatcrm.core.phone import PhoneError, is_country, needs_country, normalize_phone, read_again
 
 ASCII_DIGITS = set("0123456789")
 
@@ -75,16 +77,20 @@ separators = st.text(alphabet=" ().-", max_size=3)
 
 @st.composite
 def formatted_phones(draw: st.DrawFn) -> tuple[str, str]:
-    digits = draw(st.text(alphabet="0123456789", min_size=6, max_size=15))
+    """Bare digits (no international prefix), formatted any way."""
+    digits = draw(
+        st.text(alphabet="0123456789", min_size=6, max_size=15).filter(
+            lambda d: not d.startswith(("00", "011"))
+        )
+    )
     parts = [draw(separators) + d for d in digits]
-    prefix = draw(st.sampled_from(["", "+"]))
     padding = draw(st.sampled_from(["", " ", "\t"]))
-    return padding + prefix + "".join(parts) + draw(separators) + padding, digits
+    return padding + "".join(parts) + draw(separators) + padding, digits
 
 
 @settings(max_examples=300, deadline=None)
 @given(formatted_phones())
-def test_any_formatting_of_6_to_15_digits_gives_the_digits(case: tuple[str, str]) -> None:
+def test_any_formatting_of_6_to_15_bare_digits_gives_the_digits(case: tuple[str, str]) -> None:
     raw, digits = case
     assert normalize_phone(raw) == digits
 
@@ -94,12 +100,25 @@ def test_any_formatting_of_6_to_15_digits_gives_the_digits(case: tuple[str, str]
     st.one_of(
         st.text(alphabet="0123456789", max_size=5),
         st.text(alphabet="0123456789", min_size=16, max_size=40),
-    ),
-    st.sampled_from(["", "+"]),
+    ).filter(lambda d: not d.startswith(("00", "011"))),  # a prefix is not counted
 )
-def test_digit_counts_outside_6_to_15_are_rejected(digits: str, prefix: str) -> None:
+def test_digit_counts_outside_6_to_15_are_rejected(digits: str) -> None:
     with pytest.raises(PhoneError):
-        normalize_phone(prefix + " ".join(digits))
+        normalize_phone(" ".join(digits))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet="0123456789", max_size=5),
+        # libphonenumber may drop a trunk prefix after the country code (`+1 1…`), so
+        # only numbers longer than that could ever make are certain to be refused.
+        st.text(alphabet="0123456789", min_size=19, max_size=40),
+    ),
+)
+def test_international_numbers_too_short_or_long_are_rejected(digits: str) -> None:
+    with pytest.raises(PhoneError):
+        normalize_phone("+" + " ".join(digits))
 
 
 @settings(max_examples=500, deadline=None)
@@ -111,7 +130,99 @@ def test_result_is_digits_only_6_to_15_long_and_idempotent(raw: str) -> None:
         return
     assert set(result) <= ASCII_DIGITS
     assert 6 <= len(result) <= 15
-    # Exactly the ASCII digits of the input, in order: nothing invented, nothing dropped.
-    assert result == "".join(c for c in raw if c in ASCII_DIGITS)
+    digits = "".join(c for c in raw if c in ASCII_DIGITS)
+    if not raw.strip().startswith("+") and not digits.startswith(("00", "011")):
+        # Bare digits: exactly the ASCII digits of the input, nothing invented or dropped.
+        assert result == digits
+    else:
+        # Read by libphonenumber: at most a prefix (00, 011) or a trunk digit dropped.
+        assert len(result) <= len(digits)
+        assert normalize_phone("+" + result) == result
     assert normalize_phone(result) == result
-    assert normalize_phone("+" + result) == result
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # The issue's numbers: one person, written three ways.
+        ("0051 922 333 444", "51922333444"),
+        ("+51 (0) 922 333 445", "51922333445"),
+        ("011 51 922 333 444", "51922333444"),
+        ("00 44 (0) 20 7946 0958", "442079460958"),
+        ("+44 (0)20 7946 0958", "442079460958"),
+        ("+7 8 912 345 6789", "79123456789"),
+        # Italy keeps its leading 0; Mexico's and Argentina's mobile digits stay.
+        ("+39 06 1234 5678", "390612345678"),
+        ("+52 1 55 1234 5678", "5215512345678"),
+        ("+54 9 11 1234 5678", "5491112345678"),
+        # The library cannot read it: the digits decide, as before.
+        ("+999 123456", "999123456"),
+        ("+1 555 0100", "15550100"),
+        # Bare digits keep meaning "country code first" without a default country.
+        ("510922333445", "510922333445"),
+        ("987654321", "987654321"),
+    ],
+)
+def test_international_numbers_are_read_as_libphonenumber_reads_them(
+    raw: str, expected: str
+) -> None:
+    assert normalize_phone(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "country", "expected"),
+    [
+        ("987 654 321", "PE", "51987654321"),
+        ("(01) 234 5678", "PE", "5112345678"),
+        ("415-555-2671", "US", "14155552671"),
+        ("020 7946 0958", "GB", "442079460958"),
+        # Already with its country code: not a valid national number, so as before.
+        ("51987654321", "PE", "51987654321"),
+        ("510922333445", "PE", "510922333445"),
+        ("447911123456", "US", "447911123456"),
+        # Not valid in the country: country code first, as before.
+        ("123456", "PE", "123456"),
+        # Written with its country code: the default country plays no part.
+        ("+1 415 555 2671", "PE", "14155552671"),
+        ("0051 987 654 321", "US", "51987654321"),
+    ],
+)
+def test_bare_digits_in_a_default_country(raw: str, country: str, expected: str) -> None:
+    assert normalize_phone(raw, country=country) == expected
+
+
+def test_a_default_country_never_refuses_a_number_accepted_without_one() -> None:
+    for raw in ("123456", "999999999999999", "51987654321", "0123456"):
+        assert normalize_phone(raw, country="PE") == normalize_phone(raw)
+
+
+@pytest.mark.parametrize(
+    ("text", "needs"),
+    [("987654321", True), ("+51 987", False), ("0051 987", False), ("011 51", False), ("", False)],
+)
+def test_which_numbers_need_the_default_country(text: str, needs: bool) -> None:
+    assert needs_country(text) is needs
+
+
+@pytest.mark.parametrize(
+    ("stored", "again"),
+    [
+        ("0051922333444", "51922333444"),
+        ("01151922333444", "51922333444"),
+        ("510922333445", "51922333445"),
+        ("4402079460958", "442079460958"),
+        # Already in the stored form of both rules.
+        ("51922333444", "51922333444"),
+        ("390612345678", "390612345678"),
+        ("5215512345678", "5215512345678"),
+        ("999123456", "999123456"),
+        ("123456", "123456"),
+    ],
+)
+def test_stored_numbers_read_again(stored: str, again: str) -> None:
+    assert read_again(stored) == again
+
+
+def test_countries() -> None:
+    assert is_country("PE") and is_country("US")
+    assert not is_country("pe") and not is_country("XX") and not is_country("PER")

@@ -217,3 +217,15 @@ def test_workspaces_and_raw_requests(
     assert contact.assigned_agent_name == "Bo"
     page = client.request("GET", "/api/contact", params={"pageSize": 1})
     assert [c["id"] for c in page["data"]] == [contact.id]
+
+
+def test_workspace_update_and_phones_read_in_its_country(
+    client: Any, sdk_server: Server, account: NewAccount
+) -> None:
+    assert client.workspaces.get().default_country is None
+    updated = client.workspaces.update(default_country="pe")
+    assert updated.default_country == "PE" and updated.id == account.workspace_id
+    contact = client.contacts.create(name="Ana", platform_id=2, phone="922 333 444")
+    assert contact.internal_whatsapp_number == "51922333444"
+    assert client.contacts.search_by_phone("+51 (0) 922 333 444").id == contact.id
+    assert client.workspaces.update(default_country=None).default_country is None

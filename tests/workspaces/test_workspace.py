@@ -23,6 +23,7 @@ WORKSPACE_KEYS = [
     "createdAt",
     "updatedAt",
     "agentsSeeOnlyAssigned",  # contract J.2
+    "defaultCountry",  # contract N
 ]
 UUID7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+Z$")

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from chatcrm.api.body import read_json_object
 from chatcrm.api.state import STATE_AUTH_ERROR, STATE_CONNECTION, STATE_PRINCIPAL
 from chatcrm.auth.service import USER, Principal, bearer_token, check_workspace
+from chatcrm.core import phone
 from chatcrm.core.errors import (
     BadRequest,
     FieldError,
@@ -165,6 +166,7 @@ def make_call(request: Request) -> Call:
     conn: Connection = state[STATE_CONNECTION]
     conn.actor = principal.actor()  # named by the events this request writes (J.4)
     visibility.restrict(None)  # found again when the request names its workspace
+    phone.use_country(None)  # looked up when a phone of bare digits needs it
     return Call(request=request, principal=principal, conn=conn)
 
 

@@ -14,7 +14,7 @@ from chatcrm.core import values as v
 from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.db.database import Connection
 from chatcrm.db.schema import contact_tags
-from chatcrm.records import statements, visibility
+from chatcrm.records import phones, statements, visibility
 from chatcrm.records.kind import RecordKind
 from chatcrm.records.listing import ChangedSince, FieldEquals, Filter, TextSearch
 from chatcrm.records.statements import View
@@ -95,6 +95,7 @@ async def search_by_email(conn: Connection, workspace_id: str, email: str) -> li
 
 
 async def search_by_cellphone(conn: Connection, workspace_id: str, cellphone: str) -> list[View]:
+    await phones.read_in_workspace(conn, workspace_id, [cellphone])
     try:
         digits = FIELDS["internalWhatsappNumber"].type.parse_query("cellphone", cellphone)
     except FieldError as exc:

@@ -32,7 +32,7 @@ from chatcrm.db.database import Connection
 from chatcrm.db.errors import UniqueViolation
 from chatcrm.db.schema import contact_tags
 from chatcrm.events.outbox import NewEvent, write_events
-from chatcrm.records import bodies, statements
+from chatcrm.records import bodies, phones, statements
 from chatcrm.records.bodies import Given
 
 MAX_ITEMS = 500
@@ -121,6 +121,9 @@ async def upsert_batch(
     conn: Connection, *, workspace_id: str, key_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
     match_by, dry_run, raw_items = read_request(body)
+    keys = phones.phone_keys(CONTACT.fields)
+    texts = [raw.get(k) for raw in raw_items if isinstance(raw, dict) for k in keys]
+    await phones.read_in_workspace(conn, workspace_id, texts)
     items = [_item(i, raw, workspace_id) for i, raw in enumerate(raw_items)]
     await conn.begin()
     if conn.dialect == "postgresql":

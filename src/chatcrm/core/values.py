@@ -13,7 +13,7 @@ from typing import Any
 
 from chatcrm.core.errors import FieldError
 from chatcrm.core.money import MoneyError, parse_money
-from chatcrm.core.phone import PhoneError, normalize_phone
+from chatcrm.core.phone import PhoneError, current_country, normalize_phone
 from chatcrm.core.timestamps import parse_iso
 
 NAME_MAX = 200
@@ -168,7 +168,7 @@ def phone(field: str, value: object, *, allow_empty: bool = True) -> str:
     if not s.strip() and allow_empty:
         return ""
     try:
-        return normalize_phone(s)
+        return normalize_phone(s, country=current_country())
     except PhoneError as exc:
         raise FieldError(field, str(exc)) from exc
 

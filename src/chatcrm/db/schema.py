@@ -129,6 +129,8 @@ workspaces = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     # J.2's assigned-only agents (migration 0009).
     Column("agents_see_only_assigned", Boolean, nullable=False, server_default=text("false")),
+    # How bare-digit phones are read (contract N; migration 0012).
+    Column("default_country", String(2), nullable=True),
     ForeignKeyConstraint(["account_id"], ["accounts.id"]),
     Index(None, "account_id"),
 )

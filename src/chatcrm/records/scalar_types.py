@@ -143,7 +143,10 @@ class Phone(ValueType):
         return {"type": "string", "pattern": "^[0-9]*$"}
 
     def parse_query(self, name: str, text: str) -> Any:
-        # A '+' in a query string that was not percent-encoded arrives as a space.
+        # A '+' in a query string that was not percent-encoded arrives as a space: a
+        # leading one stands for it (`+51 (0) 922…` is read as written, not as bare digits).
+        if text[:1] == " " and text.strip():
+            text = "+" + text.lstrip()
         return v.phone(name, text.strip(), allow_empty=False)
 
 

@@ -17,7 +17,7 @@ from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection
 from chatcrm.db.errors import UniqueViolation
 from chatcrm.events.outbox import new_event_id, write_event
-from chatcrm.records import bodies, statements
+from chatcrm.records import bodies, phones, statements
 from chatcrm.records.bodies import Given
 from chatcrm.records.changes import Change
 from chatcrm.records.conditional import check_if_match, explain_unmatched, simple_if_match
@@ -67,6 +67,7 @@ async def create(
 ) -> View:
     """`overrides`: values of fields no body may set, for records the service itself makes
     (a contact created by a channel is not `isManuallyAdded`)."""
+    await phones.read_body_in_workspace(conn, workspace_id, kind.fields, body)
     given = bodies.create_body(kind.fields, body)
     kind.check_create(given)
     require_valid(given.errors)
@@ -157,6 +158,7 @@ async def update(
     if_match: str | None,
 ) -> View:
     names = bodies.update_names(kind.fields, body, record_id=record_id, implicit=True)
+    await phones.read_body_in_workspace(conn, workspace_id, kind.fields, body)
     given = bodies.update_values(kind.fields, names, body)
     kind.check_update(given)
     require_valid(given.errors)

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import ColumnElement, and_, bindparam, func, select
+from sqlalchemy import ColumnElement, String, and_, bindparam, func, select
 
+from chatcrm.core import phone
 from chatcrm.core import values as v
 from chatcrm.core.errors import FieldError
 from chatcrm.db.schema import agents, segmentations, stages, tags
@@ -46,6 +47,33 @@ class Timezone(ValueType):
 
     def input_schema(self, *, nullable: bool = False) -> Schema:
         return {"type": "string", "minLength": 1, "maxLength": 64}
+
+
+class Country(ValueType):
+    """An ISO 3166 alpha-2 country code (any case in, upper case stored), or null."""
+
+    sql_type = String(2)
+    description = (
+        "ISO 3166 alpha-2 code (PE, MX, US…) or null: phones of bare digits that are a valid "
+        "national number of this country are read as such (+51 987 654 321 for 987654321 "
+        "in PE); without it, bare digits begin with their country code."
+    )
+
+    def clean(self, field: str, value: object, *, nullable: bool) -> Any:
+        if value is None:
+            return None
+        code = v.require_str(field, value).strip().upper()
+        if not code:
+            return None
+        if not phone.is_country(code):
+            raise FieldError(field, "must be an ISO 3166 alpha-2 country code, e.g. PE, or null")
+        return code
+
+    def input_schema(self, *, nullable: bool = False) -> Schema:
+        return {"type": "string", "maxLength": 2}
+
+    def output_schema(self) -> Schema:
+        return {"type": "string", "minLength": 2, "maxLength": 2}
 
 
 _NEXT_STAGE_POSITION = select(func.coalesce(func.max(stages.c.position), 0) + 1).where(
@@ -126,5 +154,6 @@ WORKSPACE = FieldTable("workspace", [
     Field("agentsSeeOnlyAssigned", BOOLEAN, "agents_see_only_assigned", UPDATE, default=False,
           description="true: users with the role agent see only the records assigned to "
                       "their agents or to none (J.2)."),
+    Field("defaultCountry", Country(), "default_country", NULL, UPDATE),
 ])
 # fmt: on

@@ -111,6 +111,7 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("createdAt", "created_at", "timestamp"),
         ("updatedAt", "updated_at", "timestamp"),
         ("agentsSeeOnlyAssigned", "agents_see_only_assigned", "other"),
+        ("defaultCountry", "default_country", "other"),
     ),
     "stage": (
         ("id", "id", "other"),
