@@ -43,10 +43,11 @@ class Settings(BaseSettings):
     webhook_disable_after: int = Field(default=20, ge=1)
     # 1: allow receivers on loopback, private, link-local… addresses (development).
     webhook_allow_private: bool = False
-    # Attempts in flight at once to one endpoint, per process (a slow receiver holds only
-    # its own), and in all.
-    webhook_max_in_flight: int = Field(default=16, ge=1, le=1000)
-    webhook_max_in_flight_total: int = Field(default=64, ge=1, le=10000)
+    # Attempts in flight at once to one endpoint, per process: the most its window grows to
+    # while it answers fast (webhooks/windows.py; a slow receiver holds only its own); and
+    # in all, per process.
+    webhook_max_in_flight: int = Field(default=256, ge=1, le=1000)
+    webhook_max_in_flight_total: int = Field(default=512, ge=1, le=10000)
     # Channels (contract K.2): seconds the Graph API has to answer a send; the waits
     # before each retry of a send that surely did not go out (refused connection, 429);
     # sends in flight at once, per process.

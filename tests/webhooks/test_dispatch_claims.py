@@ -182,7 +182,11 @@ async def test_two_dispatchers_never_make_the_same_attempt(
     # Two processes' worth: each its own pool (on SQLite, its own writer connection).
     others = [Database(Settings(database_url=dispatch_url)) for _ in range(2)]
     try:
-        dispatchers = [Dispatcher(other, dispatch_settings(dispatch_url)) for other in others]
+        # Room for a few attempts each, so that neither claims every delivery at once.
+        small = dispatch_settings(
+            dispatch_url, webhook_max_in_flight=4, webhook_max_in_flight_total=8
+        )
+        dispatchers = [Dispatcher(other, small) for other in others]
         async with running(*dispatchers):
             await receiver.arrived(len(expected), within=60)
             await asyncio.sleep(0.5)  # time for a duplicate to show
@@ -293,3 +297,40 @@ async def test_the_loop_outlives_a_database_it_cannot_use(
         r for r in caplog.records if r.getMessage() == "webhook dispatch cannot claim deliveries"
     ]
     assert len(warnings) == 1  # once, not once per try
+
+
+async def test_a_fast_endpoint_is_sent_more_at_once_and_a_failing_one_fewer(
+    db: Database, workspace: str, receiver: Receiver, dispatcher_for: Make
+) -> None:
+    fast = await rows.add_webhook(db, workspace, receiver.url("/fast"))
+    failing = await rows.add_webhook(db, workspace, receiver.url("/failing"))
+    receiver.script("/failing", then=Reply(500))
+    for _ in range(60):
+        await rows.new_delivery(db, fast)
+        await rows.new_delivery(db, failing)
+    dispatcher = dispatcher_for(webhook_max_in_flight=40, webhook_max_in_flight_total=100)
+    await dispatcher.run_once()
+    windows = dispatcher._windows
+    # Each fast answer widened the fast endpoint's window by one, up to the cap; each
+    # failure halved the other's, down to one attempt at a time.
+    assert windows.of(fast.id) == 40
+    assert windows.of(failing.id) == 1
+
+
+async def test_claims_start_at_the_low_water_mark(db: Database, workspace: str) -> None:
+    endpoint = await rows.add_webhook(db, workspace, "http://127.0.0.1:9/hook")
+    now = utcnow()
+    # No pending delivery due before now (less the margin for clocks a little behind).
+    assert await claims.low_water(db, now=now) <= now - claims.MARK_MARGIN
+    event_id = await rows.add_event(db, workspace)
+    old = now - timedelta(minutes=5)
+    await rows.queue(db, endpoint, event_id, due=old)
+    mark = await claims.low_water(db, now=now)
+    assert mark <= old - claims.MARK_MARGIN  # the mark never passes a pending delivery
+    # A claim from a mark after a row's due time does not walk back to it; from the mark,
+    # it does.
+    later = dict(due=now, now=now, lease_seconds=60, busy=[], limit=1000, room={}, per_endpoint=8)
+    taken, _ = await claims.claim(db, **later, since=old + timedelta(seconds=1))
+    assert event_id not in {c.event_id for c in taken}
+    taken, _ = await claims.claim(db, **later, since=mark)
+    assert event_id in {c.event_id for c in taken}

@@ -1,10 +1,11 @@
 """The dispatcher: claims due deliveries, sends them, records what came of each attempt
 (contract D.4). It runs inside every `chatcrm serve` worker and as `chatcrm dispatch`.
 
-Each round claims what is due and fits the bounds on sends in flight (per endpoint and in
-all, per process), and starts one asyncio task per attempt; a finished attempt frees its
-slot and wakes the loop. An endpoint at its bound is left out of the claim, so a slow
-receiver holds only its own slots and other endpoints' first attempts go out at once.
+Each round claims what is due and fits the bounds on sends in flight (per endpoint, its
+window: webhooks/windows.py, and in all, per process), and starts one asyncio task per
+attempt; a finished attempt frees its slot and wakes the loop. An endpoint at its bound is
+left out of the claim, so a slow receiver holds only its own slots and other endpoints'
+first attempts go out at once.
 When idle the loop sleeps until `wake()` (the event publisher calls it after fanning an
 event out) or at most a quarter of a second, so a first attempt starts within a second of the
 commit that queued it, whichever process made the commit.
@@ -28,10 +29,12 @@ from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Database
 from chatcrm.webhooks import sender
 from chatcrm.webhooks.claims import (
+    EVER,
     Claimed,
     Stale,
     anything_due,
     claim,
+    low_water,
     record,
     record_successes,
 )
@@ -44,10 +47,16 @@ from chatcrm.webhooks.outcomes import (
     judge,
 )
 from chatcrm.webhooks.schedule import RetrySchedule
+from chatcrm.webhooks.windows import Windows
 
 log = logging.getLogger("chatcrm.webhooks")
 
 IDLE_POLL_SECONDS = 0.25
+# The claims' low-water mark (claims.low_water) is found again this often.
+MARK_SECONDS = 10.0
+# While an endpoint is at its window, a look for other endpoints' due rows walks past its
+# backlog: at most one such look this often, however often the publisher wakes the loop.
+BUSY_LOOK_SECONDS = 0.2
 # The lease of an attempt is its send deadline plus the time to record the outcome: a wait
 # for a pool connection (bounded by db_connect_timeout) and a few short statements.
 LEASE_MARGIN_SECONDS = 5.0
@@ -67,7 +76,7 @@ class Dispatcher:
         self._timeout = settings.webhook_timeout
         self._lease = settings.webhook_timeout + settings.db_connect_timeout
         self._lease += LEASE_MARGIN_SECONDS
-        self._per_endpoint = settings.webhook_max_in_flight
+        self._windows = Windows(settings.webhook_max_in_flight)
         self._total = settings.webhook_max_in_flight_total
         self._disable_after = settings.webhook_disable_after
         # Raises ScheduleError on a malformed setting: the process refuses to start.
@@ -78,6 +87,9 @@ class Dispatcher:
         self._tasks: set[asyncio.Task[None]] = set()
         self._client: httpx.AsyncClient | None = None
         self._successes = _Successes(db)
+        self._since = EVER  # the low-water mark of the claims, and when it was found
+        self._since_found = -MARK_SECONDS
+        self._busy_look = -BUSY_LOOK_SECONDS  # when a look passed over full endpoints last
         self.attempts_started = 0  # since this dispatcher was made (logs, tests)
 
     def wake(self) -> None:
@@ -137,9 +149,22 @@ class Dispatcher:
             room = self._total - len(self._tasks)
             if room <= 0:
                 return started
-            busy = [id_ for id_, n in self._in_flight.items() if n >= self._per_endpoint]
-            if not await anything_due(self._db, due=due, busy=busy):
+            windows = self._windows
+            busy = [id_ for id_, n in self._in_flight.items() if n >= windows.of(id_)]
+            clock = time.monotonic()
+            if busy:
+                if clock - self._busy_look < BUSY_LOOK_SECONDS:
+                    return started  # their slots' freeing, or the next poll, looks again
+                self._busy_look = clock
+            if clock - self._since_found >= MARK_SECONDS:
+                self._since = await low_water(self._db, now=utcnow())
+                self._since_found = clock
+            since = self._since
+            if not await anything_due(self._db, due=due, busy=busy, since=since):
                 return started
+            free = windows.moved()
+            for id_, n in self._in_flight.items():
+                free[id_] = windows.of(id_) - n
             claimed, passed_over = await claim(
                 self._db,
                 due=due,
@@ -147,8 +172,9 @@ class Dispatcher:
                 lease_seconds=self._lease,
                 busy=busy,
                 limit=room,
-                room={id_: self._per_endpoint - n for id_, n in self._in_flight.items()},
-                per_endpoint=self._per_endpoint,
+                room=free,
+                per_endpoint=windows.start,
+                since=since,
             )
             for c in claimed:
                 self._start(c)
@@ -173,7 +199,7 @@ class Dispatcher:
             # Claim again once half the endpoint's slots are free, not at every finished
             # attempt: claims of one row each would cost a transaction per send.
             # (Or when this frees the process's last slot: others may be waiting for it.)
-            if 2 * left <= self._per_endpoint or len(self._tasks) == self._total - 1:
+            if 2 * left <= self._windows.of(c.webhook_id) or len(self._tasks) == self._total - 1:
                 self._wake.set()
 
         task.add_done_callback(done)
@@ -200,6 +226,9 @@ class Dispatcher:
             log.exception("webhook attempt failed unexpectedly")
             outcome = Outcome(None, f"internal error: {type(exc).__name__}")
         now = utcnow()
+        self._windows.answered(
+            c.webhook_id, succeeded=outcome.succeeded, seconds=time.monotonic() - started
+        )
         verdict = judge(outcome, attempt=c.attempt, schedule=self.schedule, now=now, rng=self._rng)
         disabled = None
         # Successes are the common outcome: recorded in batches. Anything else, or a batch
