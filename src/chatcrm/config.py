@@ -44,7 +44,7 @@ class Settings(BaseSettings):
     # 1: allow receivers on loopback, private, link-local… addresses (development).
     webhook_allow_private: bool = False
     # Attempts in flight at once to one endpoint, per process: the most its window grows to
-    # while it answers fast (webhooks/windows.py; a slow receiver holds only its own); and
+    # while it answers (webhooks/windows.py; a slow receiver holds only its own); and
     # in all, per process.
     webhook_max_in_flight: int = Field(default=256, ge=1, le=1000)
     webhook_max_in_flight_total: int = Field(default=512, ge=1, le=10000)

@@ -107,8 +107,11 @@ class BufferedStderrHandler(logging.StreamHandler):
 
 
 # Libraries whose debug lines carry every SQL statement's parameters (password hashes,
-# tokens, channel secrets): kept at WARNING whatever CHATCRM_LOG_LEVEL says.
-_TOO_TALKATIVE = ("aiosqlite",)
+# tokens, channel secrets), and httpx, whose info line for every request names its URL (a
+# webhook URL may carry its receiver's token) and doubles the log of each delivery (the
+# dispatcher writes its own line, without the URL): kept at WARNING whatever
+# CHATCRM_LOG_LEVEL says.
+_TOO_TALKATIVE = ("aiosqlite", "httpx", "httpcore")
 
 
 def silence_libraries() -> None:

@@ -651,3 +651,42 @@ def test_error_bodies_of_every_kind_show_no_internals(api: Api, other_api: Api) 
         assert body["code"] == response.status_code
         assert body["success"] is False
         assert_no_leak(response)
+
+
+def test_a_client_gone_before_its_body_arrived_is_no_server_error(
+    http: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that hangs up before its body arrived (a load generator stopping, a tab
+    closed): nothing is answered, and no error with a traceback is logged."""
+    import logging
+
+    from starlette.requests import ClientDisconnect
+
+    from chatcrm.api.middleware import RequestContextMiddleware
+
+    async def hung_up(scope: Any, receive: Any, send: Any) -> None:
+        raise ClientDisconnect()
+
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "PUT",
+        "path": "/api/contact",
+        "query_string": b"",
+        "headers": [],
+        "app": http.app,
+    }
+    middleware = RequestContextMiddleware(hung_up, max_body_bytes=1024)
+    with caplog.at_level(logging.INFO):
+        assert http.portal is not None
+        http.portal.call(middleware, scope, receive, send)
+    assert sent == []
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    assert "client disconnected" in caplog.text

@@ -299,7 +299,7 @@ async def test_the_loop_outlives_a_database_it_cannot_use(
     assert len(warnings) == 1  # once, not once per try
 
 
-async def test_a_fast_endpoint_is_sent_more_at_once_and_a_failing_one_fewer(
+async def test_an_endpoint_that_answers_is_sent_more_at_once_and_a_failing_one_fewer(
     db: Database, workspace: str, receiver: Receiver, dispatcher_for: Make
 ) -> None:
     fast = await rows.add_webhook(db, workspace, receiver.url("/fast"))
@@ -311,7 +311,7 @@ async def test_a_fast_endpoint_is_sent_more_at_once_and_a_failing_one_fewer(
     dispatcher = dispatcher_for(webhook_max_in_flight=40, webhook_max_in_flight_total=100)
     await dispatcher.run_once()
     windows = dispatcher._windows
-    # Each fast answer widened the fast endpoint's window by one, up to the cap; each
+    # Each success widened the answering endpoint's window by one, up to the cap; each
     # failure halved the other's, down to one attempt at a time.
     assert windows.of(fast.id) == 40
     assert windows.of(failing.id) == 1

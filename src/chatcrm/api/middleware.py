@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api.errors import internal_error, is_unavailable, render
@@ -153,6 +154,12 @@ class RequestContextMiddleware:
             if started:
                 raise
             response: Any
+            if isinstance(exc, ClientDisconnect):
+                # The client hung up before its body arrived: nothing was done, and nobody
+                # is there to answer. Not a server error (a load generator stopping, a
+                # browser tab closed); the access line shows it as 499, as nginx does.
+                log.info("client disconnected before its request body arrived")
+                return 499
             if isinstance(exc, ServiceError):  # raised by an outer middleware (auth, body size)
                 response = render(exc)
             elif is_unavailable(exc):

@@ -227,7 +227,7 @@ class Dispatcher:
             outcome = Outcome(None, f"internal error: {type(exc).__name__}")
         now = utcnow()
         self._windows.answered(
-            c.webhook_id, succeeded=outcome.succeeded, seconds=time.monotonic() - started
+            c.webhook_id, succeeded=outcome.succeeded, overloaded=outcome.overloaded
         )
         verdict = judge(outcome, attempt=c.attempt, schedule=self.schedule, now=now, rng=self._rng)
         disabled = None

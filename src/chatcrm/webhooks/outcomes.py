@@ -31,6 +31,13 @@ class Outcome:
     def succeeded(self) -> bool:
         return self.status is not None and 200 <= self.status < 300
 
+    @property
+    def overloaded(self) -> bool:
+        """The receiver could not keep up: it timed out, or answered 429 or a 5xx."""
+        if self.status is None:
+            return (self.error or "").startswith("timeout")
+        return self.status == 429 or self.status >= 500
+
 
 class EndpointEffect(Enum):
     NONE = "none"

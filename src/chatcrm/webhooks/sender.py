@@ -36,7 +36,9 @@ def new_client(*, timeout: float, max_connections: int) -> httpx.AsyncClient:
     # too): the address checked is the address connected to.
     transport = AiohttpTransport(
         trust_env=False,
-        limits=httpx.Limits(max_connections=max_connections, keepalive_expiry=30),
+        # Idle connections are closed before common servers close them (uvicorn after 5 s,
+        # nginx 75 s): reusing one the receiver is closing fails the attempt.
+        limits=httpx.Limits(max_connections=max_connections, keepalive_expiry=4),
     )
     return httpx.AsyncClient(
         transport=transport,
