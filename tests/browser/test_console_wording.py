@@ -187,6 +187,10 @@ def test_new_records_whatsapp_phone_and_grouped_amounts(
     dialog.get_by_role("button", name="Create").click()
     expect(dialog.get_by_role("alert")).to_have_text("WhatsApp contacts need a phone number")
     expect(dialog.get_by_label("Phone")).to_have_attribute("aria-invalid", "true")
+    # Next to the field, the API's own message stays, the friendlier line after it.
+    expect(dialog.locator(".field-error")).to_contain_text(
+        "is required for WhatsApp contacts (platformId 2) — WhatsApp contacts need one"
+    )
     visit.failed.clear()  # the 422 was the point
     dialog.get_by_role("button", name="Cancel").click()
 

@@ -174,16 +174,20 @@ class Claimed:
     body: bytes  # the event object exactly as stored: the bytes sent and signed
 
 
-_FIRST_PENDING = select(func.min(_d.next_attempt_at)).where(_PENDING)
+_FIRST_PENDING = select(func.min(_d.next_attempt_at)).where(
+    _PENDING, _d.next_attempt_at >= bindparam("_from")
+)
 
 
-async def low_water(db: Database, *, now: datetime) -> datetime:
+async def low_water(db: Database, *, now: datetime, since: datetime = EVER) -> datetime:
     """A time no pending delivery is due before, now or later: the earliest `next_attempt_at`
     of the pending rows, or now if earlier (less a margin for clocks a little behind).
     It holds because every write of a pending row sets `next_attempt_at` to its own now or
-    later (queued, retried, leased, interrupted). One walk of the index's dead entries."""
+    later (queued, retried, leased, interrupted). `since`: the previous mark, where the walk
+    of the index may start (no pending row is before it), so that each walk reads only the
+    dead entries left since."""
     async with db.session() as conn:
-        first = await conn.fetchval(_FIRST_PENDING)
+        first = await conn.fetchval(_FIRST_PENDING, {"_from": since})
     return (now if first is None else min(first, now)) - MARK_MARGIN
 
 

@@ -52,11 +52,15 @@ from chatcrm.webhooks.windows import Windows
 log = logging.getLogger("chatcrm.webhooks")
 
 IDLE_POLL_SECONDS = 0.25
-# The claims' low-water mark (claims.low_water) is found again this often.
-MARK_SECONDS = 10.0
+# The claims' low-water mark (claims.low_water) is found again this often (from the
+# previous one, so each time reading only what was claimed since), and from the start of
+# the index this often (a row written by a process whose clock is well behind is then
+# found too).
+MARK_SECONDS = 0.5
+FULL_MARK_SECONDS = 30.0
 # While an endpoint is at its window, a look for other endpoints' due rows walks past its
 # backlog: at most one such look this often, however often the publisher wakes the loop.
-BUSY_LOOK_SECONDS = 0.2
+BUSY_LOOK_SECONDS = 0.5
 # The lease of an attempt is its send deadline plus the time to record the outcome: a wait
 # for a pool connection (bounded by db_connect_timeout) and a few short statements.
 LEASE_MARGIN_SECONDS = 5.0
@@ -89,6 +93,7 @@ class Dispatcher:
         self._successes = _Successes(db)
         self._since = EVER  # the low-water mark of the claims, and when it was found
         self._since_found = -MARK_SECONDS
+        self._since_found_in_full = -FULL_MARK_SECONDS
         self._busy_look = -BUSY_LOOK_SECONDS  # when a look passed over full endpoints last
         self.attempts_started = 0  # since this dispatcher was made (logs, tests)
 
@@ -157,8 +162,12 @@ class Dispatcher:
                     return started  # their slots' freeing, or the next poll, looks again
                 self._busy_look = clock
             if clock - self._since_found >= MARK_SECONDS:
-                self._since = await low_water(self._db, now=utcnow())
+                full = clock - self._since_found_in_full >= FULL_MARK_SECONDS
+                start = EVER if full else self._since
+                self._since = await low_water(self._db, now=utcnow(), since=start)
                 self._since_found = clock
+                if full:
+                    self._since_found_in_full = clock
             since = self._since
             if not await anything_due(self._db, due=due, busy=busy, since=since):
                 return started

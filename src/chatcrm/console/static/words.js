@@ -152,8 +152,9 @@ export function historyLine(ctx, kind, event) {
 const PHONE_FIELDS = new Set(["phone", "internalWhatsappNumber"]);
 
 // The API's refusal in a person's words, for Feedback (forms.js): `error.display` is what
-// the alert shows (text or nodes), field messages are reworded in place. `open(id)` opens
-// the contact a duplicate names. Returns the error.
+// the alert shows (text or nodes); next to a field the API's own message stays, a friendlier
+// line after it (docs/api.md: the console's wording). `open(id)` opens the contact a
+// duplicate names. Returns the error.
 export async function explain(ctx, kind, error, open) {
   if (!error || typeof error !== "object") return error;
   const what = kind === "opportunity" ? "opportunity" : "contact";
@@ -165,7 +166,7 @@ export async function explain(ctx, kind, error, open) {
     (e) => PHONE_FIELDS.has(e.field) && /required for WhatsApp contacts/.test(e.message || ""),
   );
   if (whatsapp) {
-    whatsapp.message = "is needed for WhatsApp contacts";
+    whatsapp.message = `${whatsapp.message} — WhatsApp contacts need one`;
     error.display = "WhatsApp contacts need a phone number";
     return error;
   }
@@ -185,7 +186,7 @@ export async function explain(ctx, kind, error, open) {
     } catch {
       // not readable: the link still leads to it
     }
-    if (field) field.message = `is already used by ${name}`;
+    if (field) field.message = `${field.message} — ${name} has it`;
     const link = document.createElement("a");
     link.href = `#contacts/${encodeURIComponent(existing)}`;
     link.textContent = name;
