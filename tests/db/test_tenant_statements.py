@@ -97,6 +97,12 @@ ALLOWED = [
         "a dispatcher looks for due deliveries of every workspace",
     ),
     Allowed(
+        "webhooks/claims.py _FIRST_PENDING",
+        lambda d: claims._FIRST_PENDING,
+        "a dispatcher's low-water mark is the earliest due time of any workspace's pending "
+        "deliveries (a multi-shard read without locks)",
+    ),
+    Allowed(
         "webhooks/claims.py _CLAIM",
         lambda d: claims._CLAIM[d],
         "a dispatcher claims due deliveries of every workspace (SKIP LOCKED)",

@@ -52,7 +52,7 @@ def world(owner_api: Api) -> dict[str, Any]:
         "loose": owner_api.create_opportunity(name="Deal loose", amount=8),
     }
     view = _set(owner_api, True)
-    assert list(view)[-2:] == ["updatedAt", "agentsSeeOnlyAssigned"]
+    assert list(view)[-3:] == ["updatedAt", "agentsSeeOnlyAssigned", "defaultCountry"]
     assert view["agentsSeeOnlyAssigned"] is True
     return {"agent": agent, "contacts": c, "opportunities": o}
 
