@@ -14,7 +14,6 @@ from sqlalchemy import text
 from chatcrm.app import create_app
 from chatcrm.config import Settings
 from chatcrm.db.engine import standalone_engine
-from chatcrm.db.migrate import upgrade
 from tests.client import Api
 from tests.conftest import create_pg_database, drop_pg_database, migrate, new_account, run_sync
 
@@ -68,15 +67,8 @@ def test_stored_phones_are_read_again(
         _sql(url, "ALTER TABLE workspaces DROP COLUMN default_country")
         _sql(url, "UPDATE alembic_version SET version_num = '0011'")
 
-        async def up() -> None:
-            engine = standalone_engine(url, settings)
-            try:
-                await upgrade(engine)
-            finally:
-                await engine.dispose()
-
         with caplog.at_level(logging.WARNING, logger="chatcrm.migrate"):
-            run_sync(up)
+            migrate(url)
         rows = dict(_sql(url, "SELECT id, internal_whatsapp_number FROM contacts"))
         senders = dict(_sql(url, "SELECT id, platform_sender_phone FROM contacts"))
         countries = _sql(url, "SELECT default_country FROM workspaces")
