@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import insert, text
+from sqlalchemy import insert
 
 from chatcrm.contacts.errors import DuplicateContact
 from chatcrm.contacts.kind import CONTACT
@@ -40,7 +40,6 @@ MATCH_BY = ("auto", "phone", "email")
 STATUSES = ("created", "updated", "unchanged", "failed")
 _KEYS = ("workspaceId", "matchBy", "dryRun", "contacts")
 _INSERT_TAG = insert(contact_tags)
-_CUSTOM_PLANS = text("SET LOCAL plan_cache_mode = force_custom_plan")
 
 
 @dataclass
@@ -126,10 +125,9 @@ async def upsert_batch(
     await phones.read_in_workspace(conn, workspace_id, texts)
     items = [_item(i, raw, workspace_id) for i, raw in enumerate(raw_items)]
     await conn.begin()
-    if conn.dialect == "postgresql":
-        # Plans made for this batch's sizes and the tables as they are now: a plan cached
-        # while the contacts table was small would scan it once per item.
-        await conn.execute(_CUSTOM_PLANS)
+    # Plans made for this batch's sizes and the tables as they are now: a plan cached
+    # while the contacts table was small would scan it once per item.
+    await conn.plan_for_values()
     results = await _upsert(conn, workspace_id, key_id, items, match_by, dry_run)
     counts = dict.fromkeys(STATUSES, 0)
     for result in results:

@@ -192,6 +192,16 @@ class Connection:
         finally:
             await held.release(held.raw)
 
+    async def plan_for_values(self) -> None:
+        """PostgreSQL: plan the rest of this request's statements for their values (begins
+        the transaction, as SET LOCAL needs one). A statement run five times gets a generic
+        plan, made without its values: it cannot tell a search that matches three rows
+        from one that matches them all, nor a batch of one from a batch of 500."""
+        if self.dialect == "postgresql":
+            await self.begin()
+            assert self._held is not None
+            await self._sql(self._held.raw, "SET LOCAL plan_cache_mode = force_custom_plan")
+
     def _committed(self) -> None:
         if self.wrote_events:
             self.wrote_events = False

@@ -33,6 +33,8 @@ def fold(value: object) -> object:
     """Case-folded, without accents: `Núñez` → `nunez`, `Straße` → `strasse`."""
     if not isinstance(value, str):
         return value
+    if value.isascii():  # most names and every email: nothing to take apart
+        return value.lower()
     decomposed = unicodedata.normalize("NFKD", value.translate(_UNDECOMPOSED))
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 

@@ -24,7 +24,7 @@ from chatcrm.db.database import Connection
 from chatcrm.db.schema import stages
 from chatcrm.records import statements
 from chatcrm.records.kind import RecordKind
-from chatcrm.records.listing import Filter, Filtering, conditions
+from chatcrm.records.listing import Filter, Filtering, conditions, plan_searches
 from chatcrm.records.statements import View
 
 DEFAULT_CARDS = 50  # per column, as the console shows them
@@ -185,6 +185,7 @@ async def read_board(
     params: dict[str, Any] = {"_ws": workspace_id, **filtering.params}
     if stage_id is not None:
         params["_stage"] = stage_id
+    await plan_searches(conn, filtering)
     totals = await _totals(conn, kind, filters, filtering, params, total, stage_id is not None)
     cards = _cards_statement(kind, filters, filtering.variants, conn.dialect, after is not None)
     columns = []
