@@ -226,13 +226,17 @@ def test_a_drop_on_a_stale_card_goes_back_with_the_apis_message(
 
     page.route(re.compile(r"/api/contact\?"), changed_elsewhere_first)
     _drop_at_end(card, other)
-    expect(page.get_by_role("alert")).to_contain_text("The record has changed")
+    expect(page.get_by_role("alert")).to_have_text(
+        "Someone else changed this contact just before — it is back where it was, with their change"
+    )
     expect(column.get_by_role("article", name="Ana")).to_be_visible()
     expect(other.get_by_role("article")).to_have_count(1)
     expect(column.get_by_label("1 contacts")).to_have_text("1")
     # The feed then brings the other tab's change, and the message stays.
     expect(column.get_by_role("article", name="Ana")).to_contain_text("Changed in another tab")
-    expect(page.get_by_role("alert")).to_contain_text("The record has changed")
+    expect(page.get_by_role("alert")).to_have_text(
+        "Someone else changed this contact just before — it is back where it was, with their change"
+    )
     stored = api(server, account, "GET", f"/api/contact/{ana}")["data"][0]
     assert stored["stageId"] == first["id"]
     assert [f for f in visit.failed if "412" not in f] == []

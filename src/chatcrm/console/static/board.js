@@ -202,7 +202,13 @@ class Board {
 
   failed(error) {
     if (error instanceof ApiError && error.status === 401) return this.ctx.refresh(); // to the sign-in
-    this.alert.textContent = error.message;
+    // A drop on a card someone else had just changed: the card goes back, and the board
+    // shows their change as the feed brings it.
+    const what = this.kind === "opportunity" ? "opportunity" : "contact";
+    this.alert.textContent =
+      error instanceof ApiError && error.status === 412
+        ? `Someone else changed this ${what} just before — it is back where it was, with their change`
+        : error.message;
     this.alert.hidden = false;
   }
 
