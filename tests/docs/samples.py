@@ -1,12 +1,10 @@
-"""The documentation runs: every shell sample of docs/api.md and the README, the import
-sample of docs/import.md and the SDK samples of docs/sdk.md, run as written against a fresh
-`chatcrm serve` on SQLite (what `make run` starts), with the variables they name (`$BASE`,
-`$KEY`, `$WS`, `$CONTACT_ID`…) set to records made for each sample.
+"""What the documentation tests share: its fenced blocks, the answers they show, a fresh
+`chatcrm serve` on SQLite (what `make run` starts) and the records each sample names.
 
 A sample followed by the answer it shows must get that answer: the same `success`, `code`,
 `errorCode` and message (ids, dates and numbers aside). A transcript (`$ command` then its
 output) must print what it shows, the ids it printed earlier standing for the documented
-ones. A sample that cannot run here says why in SKIPPED."""
+ones."""
 
 from __future__ import annotations
 
@@ -14,20 +12,16 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterator
-from contextlib import suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
-from tests.conftest import new_account
-from tests.servers import Server, serve
+from tests.servers import Server
 from tests.test_cli import chatcrm_executable
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
 # What differs from one run to the next: ids, keys, event ids, dates, numbers.
 VOLATILE = re.compile(
@@ -36,12 +30,6 @@ VOLATILE = re.compile(
     r"|\d{4}-\d{2}-\d{2}T[0-9:.]+Z|\d+(?:\.\d+)?"
 )
 # Samples that cannot run as written here, and why.
-SKIPPED = {
-    "/retry": "needs a message the channel failed to send (tests/conversations/test_sending.py)",
-    "/media": "needs a photo received from Meta (tests/conversations/test_media.py)",
-    "while true": "follows the feed forever",
-    "openssl dgst": "signs with the channel's secret; tests/conversations check Meta's calls",
-}
 
 
 @dataclass
@@ -117,14 +105,6 @@ class Service:
         )
         assert answer.status_code == 200, (method, path, answer.text)
         return answer.json()["data"]
-
-
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    folder = tmp_path_factory.mktemp("make-run")
-    with serve(f"sqlite:///{folder / 'chatcrm.db'}") as server:
-        workspace_id, api_key = server.demo()
-        yield Service(server, workspace_id, api_key, folder)
 
 
 _counter = iter(range(1, 1_000_000))
@@ -261,38 +241,6 @@ def run_shell(
     )
 
 
-# --- docs/api.md ---------------------------------------------------------------------------------
-
-API_SAMPLES = [
-    b
-    for b in blocks(ROOT / "docs" / "api.md")
-    if b.language == "sh" and not b.text.lstrip().startswith(("BASE=", "$ "))
-]
-
-
-@pytest.mark.parametrize("block", API_SAMPLES, ids=[b.where for b in API_SAMPLES])
-def test_each_curl_sample_of_the_api_reference_answers_as_shown(
-    service: Service, block: Block
-) -> None:
-    for text, why in SKIPPED.items():
-        if text in block.text:
-            pytest.skip(why)
-    result = run_shell(block, variables(service, block.text), service.folder)
-    assert result.returncode == 0, (block.where, result.stdout, result.stderr)
-    shown = envelopes(block.answer or "")
-    if not shown and (block.answer or "").startswith("HTTP/"):  # headers only: the same status
-        assert result.stdout.split("\n", 1)[0].split()[1:2] == block.answer.split()[1:2]
-        return
-    got = envelopes(result.stdout)
-    assert got or "jq" in block.text, (block.where, result.stdout, result.stderr)
-    if not shown:  # a sample that shows no answer succeeds
-        assert all(e["success"] for e in got), (block.where, result.stdout)
-    # The blocks after a sample may go on with other answers (an error, a later call):
-    # the sample's own answers come first.
-    for expected, actual in zip(shown, got, strict=False):
-        assert gist(actual) == gist(expected), (block.where, result.stdout)
-
-
 # --- transcripts: `$ command`, then what it prints ------------------------------------------------
 
 
@@ -345,131 +293,3 @@ def run_transcript(block: Block, values: dict[str, str], cwd: Path, ids: Ids) ->
         sample = Block(block.path, block.line, "sh", ids.apply(command), None)
         printed = run_shell(sample, values, cwd, merged=True).stdout.strip()
         assert ids.match(shown, printed), (block.where, command, shown, printed)
-
-
-TRANSCRIPTS = [
-    b for b in blocks(ROOT / "docs" / "api.md") if b.language == "sh" and b.text.startswith("$ ")
-]
-
-
-@pytest.mark.parametrize("block", TRANSCRIPTS, ids=[b.where for b in TRANSCRIPTS])
-def test_each_command_line_transcript_prints_what_it_shows(service: Service, block: Block) -> None:
-    values = {"BASE": service.server.base_url, "KEY": service.api_key, "WS": service.workspace_id}
-    run_transcript(block, values, service.folder, Ids())
-
-
-# --- README.md: the `chatcrm` commands -----------------------------------------------------------
-
-README_COMMANDS = [
-    line.split("#", 1)[0].strip()
-    for b in blocks(ROOT / "README.md")
-    if b.language == "sh" and "chatcrm init" in b.text
-    for line in b.text.splitlines()
-    if line.startswith("chatcrm ")
-]
-
-
-def _cli_json(cwd: Path, *args: str) -> Any:
-    result = subprocess.run(
-        [chatcrm_executable(), *args, "--json"],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=True,
-        env={k: v for k, v in os.environ.items() if not k.startswith("CHATCRM_")},
-    )
-    return json.loads(result.stdout)
-
-
-@pytest.mark.parametrize("command", README_COMMANDS)
-def test_each_command_of_the_readme_runs(service: Service, command: str) -> None:
-    if "citus" in command:
-        pytest.skip("needs a Citus coordinator: tests/db/test_citus_distribute.py runs it")
-    # `[--account ACCOUNT_ID]`: the optional part given; placeholders: this run's values.
-    text = re.sub(r"\bKEY\b", service.api_key, command.replace("[", "").replace("]", ""))
-    if "ACCOUNT_ID" in text or "KEY_ID" in text:
-        account = _cli_json(service.folder, "accounts", "list")[0]["accountId"]
-        text = text.replace("ACCOUNT_ID", account)
-    if "KEY_ID" in text:  # a key of its own: one command revokes it
-        key_id = _cli_json(service.folder, "keys", "create", "--account", account)["keyId"]
-        text = text.replace("KEY_ID", key_id)
-    result = run_shell(Block(ROOT / "README.md", 0, "sh", text, None), {}, service.folder)
-    assert result.returncode == 0, (command, result.stdout, result.stderr)
-    assert result.stdout.strip() or "revoke" in command or "limit" in command, command
-
-
-# --- docs/import.md: the sample file, imported as shown -------------------------------------------
-
-
-def test_the_import_sample_imports_its_three_rows(service: Service, tmp_path: Path) -> None:
-    doc = blocks(ROOT / "docs" / "import.md")
-    [sample] = [b for b in doc if b.language == "csv"]
-    [shown] = [b for b in doc if b.text.startswith("$ chatcrm import contacts contacts.csv")]
-    (tmp_path / "contacts.csv").write_text(sample.text)
-    # A workspace of its own, with its default stages: no contact of the other samples in it.
-    workspace = service.call("POST", "/api/workspace", json={"name": "Import sample"})["id"]
-    ids = Ids()
-    ids.actual.update(
-        {
-            "http://127.0.0.1:8000": service.server.base_url,
-            "ccrm_…": service.api_key,
-            "0193…": workspace,
-        }
-    )
-    run_transcript(shown, {}, tmp_path, ids)
-
-
-# --- docs/sdk.md: the Python samples --------------------------------------------------------------
-
-SDK_SAMPLES = [b for b in blocks(ROOT / "docs" / "sdk.md") if b.language == "python"]
-SDK_SKIPPED = {
-    "client.messages.": "needs a channel Meta delivers to (tests/sdk/test_live.py sends)",
-    "verify_webhook(SECRET": "a receiver's handler: tests/webhooks/test_docs.py runs verify",
-}
-
-
-class _Enough(Exception):
-    """Ends a sample that would go on forever (the event stream)."""
-
-
-def _handle(event: Any) -> None:
-    raise _Enough
-
-
-@pytest.mark.parametrize("block", SDK_SAMPLES, ids=[b.where for b in SDK_SAMPLES])
-def test_each_sdk_sample_runs(service: Service, block: Block) -> None:
-    from chatcrm_client import Client
-
-    for text, why in SDK_SKIPPED.items():
-        if text in block.text:
-            pytest.skip(why)
-    if "channels.create" in block.text:  # Meta's number of the sample: free it
-        for channel in service.call("GET", "/api/channel")["data"]:
-            service.call("DELETE", f"/api/channel/{channel['id']}")
-    # An account of its own, with one workspace, as `make run`'s demo account.
-    made = new_account(f"sqlite:///{service.folder / 'chatcrm.db'}")
-    own = replace(service, api_key=made.api_key, workspace_id=made.workspace_id)
-    values = variables(own, "$OPPORTUNITY_ID $DUPLICATE_ID")
-    code = (
-        block.text.replace("http://127.0.0.1:8000", service.server.base_url)
-        .replace('"ccrm_…"', repr(own.api_key))
-        .replace('"01a2170f-…"', repr(own.workspace_id))
-        # The async sample follows the event stream forever: 3 s of it.
-        .replace("asyncio.run(main())", "asyncio.run(asyncio.wait_for(main(), 3))")
-    )
-    with Client(service.server.base_url, own.api_key, workspace_id=own.workspace_id) as c:
-        namespace: dict[str, Any] = {
-            "client": c,
-            "workspace_id": own.workspace_id,
-            "contact_id": values["CONTACT_ID"],
-            "stage_id": values["STAGE_ID"],
-            "tag_id": values["TAG_ID"],
-            "primary_id": values["CONTACT_ID"],
-            "duplicate_id": values["DUPLICATE_ID"],
-            "handle": _handle,
-        }
-        with suppress(_Enough, TimeoutError):
-            exec(compile(code, block.where, "exec"), namespace)
-    if "upsert_batch" in code:
-        result = namespace["result"]
-        assert (result.created + result.updated, result.failed) == (2, 0), result.results
