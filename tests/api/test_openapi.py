@@ -6,6 +6,7 @@ pin the statements a generator of clients relies on most.)
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -213,3 +214,60 @@ def test_a_workspace_id_that_is_not_a_string_is_422_where_no_field_is(api: Api) 
     api.delete(f"/api/opportunity/{opportunity['id']}")
     answer = api.post(f"/api/opportunity/{opportunity['id']}/restore", json={"workspaceId": 1})
     assert answer.status_code == 422, answer.text
+
+
+# Phones and e-mail addresses as people write them, some the server refuses.
+PHONES = (
+    "+51 987-654-321",
+    "0051 922 333 444",
+    "+51 (0) 922 333 445",
+    "51.987.654.999",
+    "  +44 20 7946 0958 ",
+    "",
+    "   ",
+    "abc",
+    "+",
+    "51 98x",
+    "12345",
+    "9" * 16,
+    "+51\t987",
+)
+EMAILS = (
+    "ana@example.com",
+    " Ana.Torres@Example.COM ",
+    "josé@ejemplo.españa",
+    "",
+    "  ",
+    "a b@c.d",
+    "a@b@c",
+    '"x"@y.z',
+    "a@",
+    "@b.c",
+    "a..b@c.d",
+    "a@b c.d",
+)
+
+
+@pytest.mark.not_on_citus  # validation answers before the database is asked
+@pytest.mark.parametrize(
+    ("field", "values"), [("internalWhatsappNumber", PHONES), ("email", EMAILS)]
+)
+def test_a_value_the_document_refuses_the_server_refuses_too(
+    api: Api, document: dict[str, Any], field: str, values: tuple[str, ...]
+) -> None:
+    create = document["paths"]["/api/contact"]["post"]["requestBody"]["content"]
+    schema = _resolve(document, create["application/json"]["schema"])["properties"][field]
+    pattern = re.compile(schema["pattern"])
+    for i, value in enumerate(values):
+        # The other field set, so that a blank one is not the contact's only way to be reached.
+        other = (
+            {"email": f"p{i}@patterns.test"}
+            if field != "email"
+            else {"platformId": 2, "internalWhatsappNumber": f"5199{i:07d}"}
+        )
+        answer = api.post("/api/contact", json={"name": "Pat", field: value, **other})
+        assert answer.status_code in (200, 422), answer.text
+        if pattern.search(value) is None:
+            assert answer.status_code == 422, (field, value)
+        if answer.status_code == 200:  # what the server takes, the document allows
+            assert pattern.search(value) is not None, (field, value)

@@ -87,6 +87,17 @@ class ContactLink(Reference):
         return func.coalesce(column, "")
 
 
+# What core/values.py reads as an address, as far as a pattern can say it: a local part of
+# 1 to 64 characters without spaces, controls, quotes or brackets, an @, a domain without
+# spaces, surrounding spaces trimmed. The domain's own rules (labels, an international
+# name read as IDNA) and the 254-character limit are the server's alone.
+_EMAIL = r'^\s*[^@\s\x00-\x1f\x7f"(),:;<>\[\\\]]{1,64}@[^@\s]+\s*$'
+# A phone as core/phone.py reads it: an optional +, then digits, spaces, dots, dashes and
+# brackets; surrounding spaces trimmed; blank for none. How many digits it must have
+# (6 to 15 once an international prefix or a trunk 0 is read) is the server's alone.
+_PHONE = r"^\s*(\+?[0-9 ().-]+)?\s*$"
+
+
 class Email(ValueType):
     """An email address. `key_column`: a second column keeps it lower-cased, computed here
     so both databases compare it the same way (uniqueness, searchByEmail)."""
@@ -113,7 +124,8 @@ class Email(ValueType):
         return v.email(field, value, nullable=nullable)
 
     def input_schema(self, *, nullable: bool = False) -> Schema:
-        return {"type": "string"}
+        # An empty (or blank) value stands for none where the field may be null.
+        return {"type": "string", "pattern": rf"^\s*$|{_EMAIL}" if nullable else _EMAIL}
 
     def output_schema(self) -> Schema:
         return {"type": "string"}
@@ -137,7 +149,7 @@ class Phone(ValueType):
         return (digits or None) if self.empty_is_null else digits
 
     def input_schema(self, *, nullable: bool = False) -> Schema:
-        return {"type": "string"}
+        return {"type": "string", "pattern": _PHONE}
 
     def output_schema(self) -> Schema:
         return {"type": "string", "pattern": "^[0-9]*$"}
