@@ -231,17 +231,21 @@ def from_environment(url: str) -> Cluster:
     return Cluster(coordinator=url, workers=workers)
 
 
-def start() -> Cluster:
+def start(*, workers: int = WORKERS, citus: bool = True) -> Cluster:
     """Install Citus if needed, then start a coordinator and two workers of PostgreSQL 15
-    in a new temporary directory, on free loopback ports."""
-    ensure_citus()
-    directory = Path(tempfile.mkdtemp(prefix="chatcrm-citus-"))
+    in a new temporary directory, on free loopback ports. With `citus=False` and no
+    workers: one plain PostgreSQL 15 server of the caller's own (its `coordinator`)."""
+    if citus:
+        ensure_citus()
+    elif not (PG_BIN / "initdb").exists():
+        raise Unavailable(f"PostgreSQL 15 is not installed ({PG_BIN}/initdb is missing)")
+    directory = Path(tempfile.mkdtemp(prefix="chatcrm-citus-" if citus else "chatcrm-pg-"))
     if os.geteuid() == 0:
         shutil.chown(directory, "postgres")
     cluster = Cluster(coordinator="", workers=[], directory=directory)
     try:
         urls = []
-        for index in range(1 + WORKERS):
+        for index in range(1 + workers):
             data = directory / f"node{index}"
             port = _free_port()
             _run(
@@ -259,21 +263,23 @@ def start() -> Cluster:
                 ],
                 user="postgres" if os.geteuid() == 0 else None,
             )
+            settings = [
+                f"port = {port}",
+                "listen_addresses = '127.0.0.1'",
+                f"unix_socket_directories = '{directory}'",
+                # Citus opens connections between the nodes, many per test database.
+                "max_connections = 300",
+                "fsync = off",
+                "synchronous_commit = off",
+                "full_page_writes = off",
+            ]
+            if citus:
+                # Fewer shards than the default 32: a test database is tiny, and every
+                # multi-shard statement (the publisher's, the dispatcher's) and every
+                # create_distributed_table pays per shard.
+                settings += ["shared_preload_libraries = 'citus'", "citus.shard_count = 4"]
             with (data / "postgresql.conf").open("a") as conf:
-                conf.write(
-                    "\n# chatcrm tests: a throw-away cluster\n"
-                    "shared_preload_libraries = 'citus'\n"
-                    f"port = {port}\n"
-                    "listen_addresses = '127.0.0.1'\n"
-                    f"unix_socket_directories = '{directory}'\n"
-                    # Citus opens connections between the nodes, many per test database.
-                    "max_connections = 300\n"
-                    "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
-                    # Fewer shards than the default 32: a test database is tiny, and every
-                    # multi-shard statement (the publisher's, the dispatcher's) and every
-                    # create_distributed_table pays per shard.
-                    "citus.shard_count = 4\n"
-                )
+                conf.write("\n# chatcrm tests: a throw-away server\n" + "\n".join(settings) + "\n")
             cluster.data_dirs.append(data)
             _run(
                 [

@@ -69,6 +69,10 @@ _pg_skip_reason: list[str] = []
 _citus_skip_reason: list[str] = []
 # The session's Citus cluster once asked for (started here, or the environment's).
 _citus: list[citus_cluster.Cluster] = []
+# The PostgreSQL server of this process's own, once asked for (own_pg_admin_url).
+_own_pg: list[citus_cluster.Cluster] = []
+# The admin URL of the server of each PostgreSQL database made here.
+_admin_of: dict[str, str] = {}
 # Which backend each database made here belongs to: a Citus URL says postgresql://.
 _backend_of: dict[str, str] = {}
 
@@ -77,9 +81,9 @@ def _asyncpg_url(url: str) -> str:
     return make_url(url).set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
 
 
-async def _pg_admin(statement: str) -> None:
+async def _pg_admin(statement: str, admin_url: str = PG_ADMIN_URL) -> None:
     engine = create_async_engine(
-        _asyncpg_url(PG_ADMIN_URL), isolation_level="AUTOCOMMIT", connect_args={"timeout": 5}
+        _asyncpg_url(admin_url), isolation_level="AUTOCOMMIT", connect_args={"timeout": 5}
     )
     try:
         async with engine.connect() as conn:
@@ -99,23 +103,45 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
         return pool.submit(lambda: asyncio.run(make())).result()
 
 
-def create_pg_database() -> str:
-    """A new empty database on the test server; returns its URL."""
+def create_pg_database(admin_url: str = PG_ADMIN_URL) -> str:
+    """A new empty database on the test server (or on the server of `admin_url`); returns
+    its URL."""
     name = f"chatcrm_test_{uuid.uuid4().hex[:12]}"
     try:
-        run_sync(lambda: _pg_admin(f'CREATE DATABASE "{name}"'))
+        run_sync(lambda: _pg_admin(f'CREATE DATABASE "{name}"', admin_url))
     except Exception as exc:
-        reason = f"PostgreSQL at {PG_ADMIN_URL} is not reachable ({type(exc).__name__}: {exc})"
+        reason = f"PostgreSQL at {admin_url} is not reachable ({type(exc).__name__}: {exc})"
         if IN_CI:
             pytest.fail(f"{reason}; CI must run the PostgreSQL tests", pytrace=False)
         _pg_skip_reason.append(reason)
         pytest.skip(f"SKIPPING POSTGRESQL TESTS: {reason}")
-    return make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    url = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    _admin_of[url] = admin_url
+    return url
 
 
 def drop_pg_database(url: str) -> None:
     name = make_url(url).database
-    run_sync(lambda: _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin_url = _admin_of.pop(url, PG_ADMIN_URL)
+    run_sync(lambda: _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', admin_url))
+
+
+def own_pg_admin_url() -> str:
+    """The admin URL of a PostgreSQL server of this test process's own, started on first
+    use, for the tests that hold a writing transaction open on purpose. Transaction ids
+    are shared by every database of a server, so the feed's gate (docs/operations.md
+    4.10) keeps every reader of that server behind such a transaction: on the shared
+    server it would hide the events of the other test process's databases. Where no
+    server can be started here (no PostgreSQL 15, not root for its files), the shared
+    one."""
+    if not _own_pg:
+        try:
+            _own_pg.append(citus_cluster.start(workers=0, citus=False))
+        except citus_cluster.Unavailable as exc:
+            if IN_CI:
+                pytest.fail(f"no PostgreSQL server of the tests' own: {exc}", pytrace=False)
+            return PG_ADMIN_URL
+    return _own_pg[0].coordinator
 
 
 def _cluster() -> citus_cluster.Cluster:
@@ -184,6 +210,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """Stop and remove the Citus cluster started for the session (if one was)."""
     while _citus:
         _citus.pop().stop()
+    while _own_pg:
+        _own_pg.pop().stop()
 
 
 def migrate(url: str) -> None:
@@ -229,9 +257,12 @@ def postgres_url() -> Iterator[str]:
 
 
 @contextmanager
-def migrated_database(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A new, migrated, empty database of a backend (a PostgreSQL one is dropped after; a
-    Citus one is laid out after migrating, as `chatcrm citus distribute` does)."""
+def migrated_database(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, *, own_server: bool = False
+) -> Iterator[str]:
+    """A new, migrated, empty database of a backend (a PostgreSQL one is dropped after,
+    and is on this process's own server with `own_server`; a Citus one is laid out after
+    migrating, as `chatcrm citus distribute` does)."""
     if backend == "sqlite":
         path: Path = tmp_path_factory.mktemp("sqlite") / "chatcrm.db"
         url = f"sqlite:///{path}"
@@ -247,7 +278,7 @@ def migrated_database(backend: str, tmp_path_factory: pytest.TempPathFactory) ->
         finally:
             drop_citus_database(url)
         return
-    url = create_pg_database()
+    url = create_pg_database(own_pg_admin_url() if own_server else PG_ADMIN_URL)
     try:
         migrate(url)
         yield url
@@ -278,18 +309,29 @@ def dialect(backend: str) -> str:
     return "sqlite" if backend == "sqlite" else "postgresql"
 
 
-@pytest.fixture(scope="session")
-def settings(database_url: str) -> Settings:
+def app_settings(database_url: str) -> Settings:
     # Rate limiting is tested on its own apps; the shared app must not throttle the suite.
     # Nor does it send webhooks: the delivery tests run dispatchers of their own, and the
     # endpoint tests read delivery rows no dispatcher is changing under them.
     return Settings(database_url=database_url, rate_limit=0, access_log=False, dispatch=False)
 
 
+@contextmanager
+def in_process(settings: Settings) -> Iterator[TestClient]:
+    """The app in-process (its own event loop thread)."""
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str) -> Settings:
+    return app_settings(database_url)
+
+
 @pytest.fixture(scope="session")
 def http(settings: Settings) -> Iterator[TestClient]:
-    """The app in-process (its own event loop thread), shared by the session's tests."""
-    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+    """The app in-process, shared by the session's tests."""
+    with in_process(settings) as client:
         yield client
 
 

@@ -14,12 +14,14 @@ from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
 import pytest
+from fastapi.testclient import TestClient
 
 from chatcrm.config import Settings
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.db.database import Connection, Database
 from chatcrm.records import writing
 from tests.client import Api, ok_data
+from tests.conftest import DATABASES, app_settings, in_process, migrated_database
 
 T = TypeVar("T")
 
@@ -41,6 +43,28 @@ class LoopThread:
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=5)
+
+
+# These tests hold a writing transaction open on purpose: on PostgreSQL, in a database of a
+# server of this process's own, so that the feed's gate keeps no other test's reader
+# behind it (tests/conftest.py, own_pg_admin_url).
+@pytest.fixture(scope="module", params=DATABASES)
+def database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    with migrated_database(request.param, tmp_path_factory, own_server=True) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def settings(database_url: str) -> Settings:
+    return app_settings(database_url)
+
+
+@pytest.fixture(scope="module")
+def http(settings: Settings) -> Iterator[TestClient]:
+    with in_process(settings) as client:
+        yield client
 
 
 @pytest.fixture
