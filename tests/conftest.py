@@ -34,6 +34,7 @@ from chatcrm.db.migrate import upgrade
 from chatcrm.provisioning import NewAccount, init_account
 from tests import citus_cluster
 from tests.client import Api
+from tests.in_process import InProcessClient
 
 T = TypeVar("T")
 
@@ -73,6 +74,8 @@ _citus: list[citus_cluster.Cluster] = []
 _own_pg: list[citus_cluster.Cluster] = []
 # The admin URL of the server of each PostgreSQL database made here.
 _admin_of: dict[str, str] = {}
+# Per server (admin URL): the URL of the migrated database new ones are copied from.
+_template_of: dict[str, str] = {}
 # Which backend each database made here belongs to: a Citus URL says postgresql://.
 _backend_of: dict[str, str] = {}
 
@@ -103,12 +106,13 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
         return pool.submit(lambda: asyncio.run(make())).result()
 
 
-def create_pg_database(admin_url: str = PG_ADMIN_URL) -> str:
-    """A new empty database on the test server (or on the server of `admin_url`); returns
-    its URL."""
+def create_pg_database(admin_url: str = PG_ADMIN_URL, *, template: str | None = None) -> str:
+    """A new empty database (a copy of `template` when given) on the test server, or on
+    the server of `admin_url`; returns its URL."""
     name = f"chatcrm_test_{uuid.uuid4().hex[:12]}"
+    copy = f' TEMPLATE "{template}"' if template else ""
     try:
-        run_sync(lambda: _pg_admin(f'CREATE DATABASE "{name}"', admin_url))
+        run_sync(lambda: _pg_admin(f'CREATE DATABASE "{name}"{copy}', admin_url))
     except Exception as exc:
         reason = f"PostgreSQL at {admin_url} is not reachable ({type(exc).__name__}: {exc})"
         if IN_CI:
@@ -210,6 +214,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """Stop and remove the Citus cluster started for the session (if one was)."""
     while _citus:
         _citus.pop().stop()
+    while _template_of:
+        drop_pg_database(_template_of.popitem()[1])
     while _own_pg:
         _own_pg.pop().stop()
 
@@ -244,13 +250,25 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
 
 
+def create_migrated_pg_database(admin_url: str = PG_ADMIN_URL) -> str:
+    """A new migrated database on the server of `admin_url`: a copy of a template this
+    process migrated once (a copy takes a fraction of a second; migrating, seconds in
+    one transaction, whose id holds back the feed of every database of the server).
+    `chatcrm migrate` itself is tested on empty databases (tests/db, tests/test_cli.py)."""
+    if admin_url not in _template_of:
+        template = create_pg_database(admin_url)
+        migrate(template)
+        _template_of[admin_url] = template
+    source = make_url(_template_of[admin_url]).database
+    return create_pg_database(admin_url, template=source)
+
+
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
     """A migrated database of its own on the test PostgreSQL, for what only PostgreSQL
     has (pool sizes, concurrent writers)."""
-    url = create_pg_database()
+    url = create_migrated_pg_database()
     try:
-        migrate(url)
         yield url
     finally:
         drop_pg_database(url)
@@ -278,9 +296,8 @@ def migrated_database(
         finally:
             drop_citus_database(url)
         return
-    url = create_pg_database(own_pg_admin_url() if own_server else PG_ADMIN_URL)
+    url = create_migrated_pg_database(own_pg_admin_url() if own_server else PG_ADMIN_URL)
     try:
-        migrate(url)
         yield url
     finally:
         drop_pg_database(url)
@@ -318,8 +335,8 @@ def app_settings(database_url: str) -> Settings:
 
 @contextmanager
 def in_process(settings: Settings) -> Iterator[TestClient]:
-    """The app in-process (its own event loop thread)."""
-    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+    """The app in-process (its own event loop thread, one hop a request)."""
+    with InProcessClient(create_app(settings), raise_server_exceptions=False) as client:
         yield client
 
 
