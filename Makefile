@@ -29,10 +29,9 @@ $(DEV_STAMP): pyproject.toml sdk/python/pyproject.toml scripts/make_venv.py
 run: $(RUN_STAMP)
 	$(BIN)/chatcrm serve $(ARGS)
 
-# Three test processes (pytest-xdist) on two cores: the suite waits on servers, browsers
-# and databases as much as it computes (three took a fifth less time than two on the
-# webhook, event and reliability tests). PYTEST_WORKERS=0 runs it in this process.
-PYTEST_WORKERS ?= 3
+# Two test processes (pytest-xdist): the suite waits on servers and databases as much as
+# it computes. PYTEST_WORKERS=0 runs it in this process.
+PYTEST_WORKERS ?= 2
 
 test: $(DEV_STAMP)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
