@@ -17,7 +17,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pytest
 from fastapi.testclient import TestClient
@@ -326,30 +326,27 @@ def dialect(backend: str) -> str:
     return "sqlite" if backend == "sqlite" else "postgresql"
 
 
-def app_settings(database_url: str) -> Settings:
-    # Rate limiting is tested on its own apps; the shared app must not throttle the suite.
-    # Nor does it send webhooks: the delivery tests run dispatchers of their own, and the
-    # endpoint tests read delivery rows no dispatcher is changing under them.
-    return Settings(database_url=database_url, rate_limit=0, access_log=False, dispatch=False)
+def app_fixtures(scope: Literal["session", "module"]) -> tuple[Any, Any]:
+    """The `settings` and `http` fixtures of the shared in-process app, at a scope: the
+    session's (here), or a module's that keeps a database of its own (test_no_gaps.py)."""
+
+    @pytest.fixture(scope=scope, name="settings")
+    def settings_fixture(database_url: str) -> Settings:
+        # Rate limiting is tested on its own apps; the shared app must not throttle the
+        # suite. Nor does it send webhooks: the delivery tests run dispatchers of their
+        # own, and the endpoint tests read delivery rows no dispatcher is changing.
+        return Settings(database_url=database_url, rate_limit=0, access_log=False, dispatch=False)
+
+    @pytest.fixture(scope=scope, name="http")
+    def http_fixture(settings: Settings) -> Iterator[TestClient]:
+        """The app in-process (its own event loop thread, one hop a request)."""
+        with InProcessClient(create_app(settings), raise_server_exceptions=False) as client:
+            yield client
+
+    return settings_fixture, http_fixture
 
 
-@contextmanager
-def in_process(settings: Settings) -> Iterator[TestClient]:
-    """The app in-process (its own event loop thread, one hop a request)."""
-    with InProcessClient(create_app(settings), raise_server_exceptions=False) as client:
-        yield client
-
-
-@pytest.fixture(scope="session")
-def settings(database_url: str) -> Settings:
-    return app_settings(database_url)
-
-
-@pytest.fixture(scope="session")
-def http(settings: Settings) -> Iterator[TestClient]:
-    """The app in-process, shared by the session's tests."""
-    with in_process(settings) as client:
-        yield client
+settings, http = app_fixtures("session")
 
 
 def new_account(database_url: str, workspace_name: str = "Test workspace") -> NewAccount:

@@ -14,14 +14,13 @@ from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
 import pytest
-from fastapi.testclient import TestClient
 
 from chatcrm.config import Settings
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.db.database import Connection, Database
 from chatcrm.records import writing
 from tests.client import Api, ok_data
-from tests.conftest import DATABASES, app_settings, in_process, migrated_database
+from tests.conftest import DATABASES, app_fixtures, migrated_database
 
 T = TypeVar("T")
 
@@ -56,15 +55,7 @@ def database_url(
         yield url
 
 
-@pytest.fixture(scope="module")
-def settings(database_url: str) -> Settings:
-    return app_settings(database_url)
-
-
-@pytest.fixture(scope="module")
-def http(settings: Settings) -> Iterator[TestClient]:
-    with in_process(settings) as client:
-        yield client
+settings, http = app_fixtures("module")
 
 
 @pytest.fixture
