@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Page, Request, expect
+from playwright.sync_api import Page, Request, Route, expect
 
 from chatcrm.provisioning import NewAccount
 from tests.browser.conftest import Visit, api, create, sign_in, update
@@ -83,3 +83,30 @@ def test_changes_made_elsewhere_show_within_two_seconds(
     expect(page.get_by_label("Email")).to_be_visible()
     assert visit.settle() == []
     assert [r.url for r in visit.in_flight] == []
+
+
+def test_signing_out_while_the_workspace_loads_leaves_it_unopened(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Sign out before the chosen workspace has loaded: the page stays signed out — no feed
+    or board is asked for without credentials afterwards, no message is shown."""
+    account = new_account(database_url)
+    held: list[Route] = []
+    opening = re.compile(r"/api/workspace/[^/?]+$")
+    visit.page.route(opening, lambda route: held.append(route))
+    visit.goto("/console")
+    sign_in(visit, account)  # picks the workspace: its GET is held here
+    page = visit.page
+    expect(page.locator("main")).to_have_text("Loading…")
+    for _ in range(100):  # the interception reaches this process with Playwright's events
+        if held:
+            break
+        page.wait_for_timeout(50)
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("Email")).to_be_visible()
+    assert len(held) == 1, "the workspace's GET was not held"
+    held[0].fallback()  # the workspace's answer arrives after the sign-out
+    assert visit.settle() == []
+    expect(page.get_by_label("Email")).to_be_visible()
+    expect(page.get_by_role("alert")).to_have_count(0)
+    expect(page.get_by_role("navigation", name="Console")).to_be_hidden()

@@ -227,6 +227,7 @@ let routing = false;
 // `route`: the hash was followed (not a refresh), so the panel it names is opened — by
 // this render, or by a later one that wins over it.
 async function render(ctx, { route = false } = {}) {
+  if (ctx.session !== session) return; // a workspace signed out of (a late refresh)
   const { name, id } = currentRoute();
   const view = VIEWS[name];
   const turn = ++rendering;
@@ -237,7 +238,7 @@ async function render(ctx, { route = false } = {}) {
   }
   try {
     const content = await view.render(ctx);
-    if (turn !== rendering) return; // a later render won
+    if (turn !== rendering || ctx.session !== session) return; // a later render won, or signed out
     ctx.view = name;
     const heading = h("div", { class: "toolbar" }, h("h2", {}, view.title));
     if (view.kind && sessions.can(session, "write")) {
@@ -248,21 +249,27 @@ async function render(ctx, { route = false } = {}) {
     if (routing && id && view.kind) ctx.openPanel(view.kind, id);
     routing = false;
   } catch (error) {
+    if (turn !== rendering || ctx.session !== session) return;
     if (error instanceof ApiError && error.status === 401) return signIn(error.message);
     show(alertBox(error.message));
   }
 }
 
 async function openWorkspace() {
+  // Signing out while the workspace loads replaces `session`: what was being opened is then
+  // dropped, not laid out with no credentials (its feed and board would be refused).
+  const opening = session;
   nav.hidden = false;
   show(h("p", {}, "Loading…"));
   let workspace;
   try {
     workspace = await call(session, "GET", `/api/workspace/${session.workspace}`);
   } catch (error) {
+    if (session !== opening) return;
     if (error instanceof ApiError && error.status === 401) return signIn(error.message);
     return show(alertBox(error.message));
   }
+  if (session !== opening) return;
   document.getElementById("workspace-name").textContent = workspace.name;
   // Controls the caller's role or key does not allow are not offered (the API refuses
   // them anyway): a read-only caller's page shows no Save, Won, Lost or Add activity.
@@ -283,6 +290,7 @@ document.getElementById("sign-out").addEventListener("click", async () => {
   sessions.forget();
   session = { key: null, workspace: null, csrf: null, user: null };
   window.onhashchange = null;
+  rendering += 1; // a view still loading is not shown
   if (!leaving.key && leaving.csrf) {
     try {
       await call(leaving, "DELETE", "/api/session");
