@@ -55,3 +55,14 @@ def test_migrated_database_matches_the_schema_module(database_url: str) -> None:
     differences, revision = _differences(database_url)
     assert revision == head_revision()
     assert differences == []
+
+
+def test_the_head_read_from_the_files_is_alembics() -> None:
+    """Migrating first finds the head without importing Alembic (db/migrate.py): the
+    same revision as Alembic's own reading of the scripts."""
+    from alembic.script import ScriptDirectory
+
+    from chatcrm.db.migrate import alembic_config
+
+    assert head_revision() is not None
+    assert head_revision() == ScriptDirectory.from_config(alembic_config()).get_current_head()
