@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -125,6 +126,7 @@ def create_pg_database(admin_url: str = PG_ADMIN_URL, *, template: str | None = 
 
 
 def drop_pg_database(url: str) -> None:
+    _forget_kept(url)
     name = make_url(url).database
     admin_url = _admin_of.pop(url, PG_ADMIN_URL)
     run_sync(lambda: _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', admin_url))
@@ -177,11 +179,13 @@ def create_citus_database() -> str:
 
 
 def drop_citus_database(url: str) -> None:
+    _forget_kept(url)
     _cluster().drop_database(url)
 
 
 def distribute_tables(url: str) -> list[str]:
     """Lay a migrated Citus database out, as `chatcrm citus distribute` does."""
+    _forget_kept(url)
 
     async def run() -> list[str]:
         engine = standalone_engine(url, Settings(database_url=url))
@@ -212,6 +216,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Stop and remove the Citus cluster started for the session (if one was)."""
+    while _kept:
+        _forget_kept(next(iter(_kept)))
     while _citus:
         _citus.pop().stop()
     while _template_of:
@@ -349,18 +355,54 @@ def app_fixtures(scope: Literal["session", "module"]) -> tuple[Any, Any]:
 settings, http = app_fixtures("session")
 
 
+# The test code's own connections to each PostgreSQL or Citus database it makes accounts
+# in, on one event loop thread of this process: a new connection costs PostgreSQL a
+# process, and Citus also its connections to the workers (on Citus, 5 ms an account with
+# the connections kept, ms without). SQLite opens a file: a Database a call does there.
+_kept_loop: list[asyncio.AbstractEventLoop] = []
+_kept: dict[str, Database] = {}
+
+
+def _on_kept_loop(work: Coroutine[Any, Any, T]) -> T:
+    if not _kept_loop:
+        loop = asyncio.new_event_loop()
+        threading.Thread(target=loop.run_forever, name="kept-databases", daemon=True).start()
+        _kept_loop.append(loop)
+    return asyncio.run_coroutine_threadsafe(work, _kept_loop[0]).result()
+
+
+def _forget_kept(url: str) -> None:
+    """Close the kept connections to a database (it is dropped, or its tables are laid
+    out anew: prepared statements would name what changed)."""
+    db = _kept.pop(url, None)
+    if db is not None:
+        _on_kept_loop(db.dispose())
+
+
 def new_account(database_url: str, workspace_name: str = "Test workspace") -> NewAccount:
     """An account + workspace + key, through the code the CLI uses."""
 
-    async def run() -> NewAccount:
-        db = Database(Settings(database_url=database_url))
-        try:
-            async with db.transaction() as conn:
-                return await init_account(conn, workspace_name=workspace_name)
-        finally:
-            await db.dispose()
+    async def run(db: Database) -> NewAccount:
+        async with db.transaction() as conn:
+            return await init_account(conn, workspace_name=workspace_name)
 
-    return run_sync(run)
+    if database_url.startswith("sqlite"):
+
+        async def once() -> NewAccount:
+            db = Database(Settings(database_url=database_url))
+            try:
+                return await run(db)
+            finally:
+                await db.dispose()
+
+        return run_sync(once)
+
+    async def kept() -> NewAccount:
+        if database_url not in _kept:
+            _kept[database_url] = Database(Settings(database_url=database_url))
+        return await run(_kept[database_url])
+
+    return _on_kept_loop(kept())
 
 
 @pytest.fixture
