@@ -20,6 +20,7 @@ from chatcrm.app import create_app
 from chatcrm.config import Settings
 from chatcrm.db.engine import standalone_engine
 from chatcrm.db.schema import api_keys, metadata
+from tests import cli_forks
 from tests.client import error, ok_data
 from tests.conftest import create_pg_database, drop_pg_database
 
@@ -36,14 +37,7 @@ def chatcrm_executable() -> str:
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("CHATCRM_")}
     environment.update(env or {})
-    return subprocess.run(
-        [chatcrm_executable(), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=environment,
-        check=False,
-    )
+    return cli_forks.run(chatcrm_executable(), args, environment, timeout=120)
 
 
 def succeeded(result: subprocess.CompletedProcess[str]) -> str:

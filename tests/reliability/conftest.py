@@ -1,11 +1,12 @@
 """Shared helpers of the reliability tests: an app of their own driven truly concurrently
-(one event loop, `httpx.ASGITransport`), direct SQL on the test database, the real CLI."""
+(one event loop, `httpx.ASGITransport`), direct SQL on the test database, the real CLI
+(tests/cli_forks.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,6 +22,7 @@ from chatcrm.app import create_app
 from chatcrm.config import Settings
 from chatcrm.db.engine import standalone_engine
 from chatcrm.provisioning import NewAccount
+from tests import cli_forks
 from tests.client import ok_data, unique, unique_email
 from tests.conftest import new_account
 
@@ -29,12 +31,8 @@ CLI = str(Path(sys.executable).with_name("chatcrm"))
 
 def run_cli(database_url: str, *args: str, timeout: float = 60) -> str:
     """Run `chatcrm ARGS --database-url URL`; assert success; return its stdout."""
-    done = subprocess.run(
-        [CLI, *args, "--database-url", database_url],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
+    done = cli_forks.run(
+        CLI, [*args, "--database-url", database_url], dict(os.environ), timeout=timeout
     )
     assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
     return done.stdout
