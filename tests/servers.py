@@ -68,6 +68,33 @@ def _stop(process: subprocess.Popen[str]) -> None:
 def serve(
     database_url: str, *, workers: int = 1, env: dict[str, str] | None = None
 ) -> Iterator[Server]:
+    with serve_nodes(database_url, 1, workers=workers, env=env) as [server]:
+        yield server
+
+
+@contextmanager
+def serve_nodes(
+    database_url: str, count: int, *, workers: int = 1, env: dict[str, str] | None = None
+) -> Iterator[list[Server]]:
+    """`count` servers on one database, started together: a start is mostly the imports
+    of its processes, which then overlap (and the nodes migrate at once, as nodes do)."""
+    started: list[tuple[Server, list[threading.Thread]]] = []
+    try:
+        for _ in range(count):
+            started.append(_start(database_url, workers, env))
+        for server, _readers in started:
+            _wait_until_up(server)
+        yield [server for server, _readers in started]
+    finally:
+        for server, readers in started:
+            _stop(server.process)
+            for reader in readers:
+                reader.join(timeout=5)
+
+
+def _start(
+    database_url: str, workers: int, env: dict[str, str] | None
+) -> tuple[Server, list[threading.Thread]]:
     port = free_port()
     environment = {k: v for k, v in os.environ.items() if not k.startswith("CHATCRM_")}
     environment.update(env or {})
@@ -97,19 +124,17 @@ def serve(
     ]
     for reader in readers:
         reader.start()
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            assert process.poll() is None, f"the server exited early:\n{server.output()}"
-            assert time.monotonic() < deadline, f"the server did not start:\n{server.output()}"
-            try:
-                if httpx.get(f"{server.base_url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        yield server
-    finally:
-        _stop(process)
-        for reader in readers:
-            reader.join(timeout=5)
+    return server, readers
+
+
+def _wait_until_up(server: Server) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        assert server.process.poll() is None, f"the server exited early:\n{server.output()}"
+        assert time.monotonic() < deadline, f"the server did not start:\n{server.output()}"
+        try:
+            if httpx.get(f"{server.base_url}/health", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests import cli_forks
 from tests.conftest import new_account
 from tests.docs.samples import (
     ROOT,
@@ -39,14 +39,13 @@ README_COMMANDS = [
 
 
 def _cli_json(cwd: Path, *args: str) -> Any:
-    result = subprocess.run(
-        [chatcrm_executable(), *args, "--json"],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=True,
-        env={k: v for k, v in os.environ.items() if not k.startswith("CHATCRM_")},
+    """What a command prints with --json (the values a README command names; the README's
+    commands themselves run as typed, in bash)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("CHATCRM_")}
+    result = cli_forks.run(
+        chatcrm_executable(), [*args, "--json"], environment, timeout=60, cwd=cwd
     )
+    assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
 

@@ -7,7 +7,6 @@ skip loudly (and fail under CI), as every PostgreSQL and Citus test does
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass
 
 import httpx
@@ -18,7 +17,7 @@ from chatcrm.config import Settings
 from chatcrm.db.database import Database
 from chatcrm.provisioning import NewAccount
 from tests.conftest import migrated_database, new_account, run_sync
-from tests.servers import Server, serve
+from tests.servers import Server, serve_nodes
 from tests.webhooks.receiver import Receiver
 
 pytestmark = pytest.mark.slow
@@ -62,8 +61,10 @@ class Cluster:
 def cluster(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Cluster]:
-    with migrated_database(request.param, tmp_path_factory) as url, ExitStack() as stack:
-        nodes = [stack.enter_context(serve(url, workers=2, env=NODE_ENV)) for _ in range(2)]
+    with (
+        migrated_database(request.param, tmp_path_factory) as url,
+        serve_nodes(url, 2, workers=2, env=NODE_ENV) as nodes,
+    ):
         yield Cluster(url, nodes)
 
 

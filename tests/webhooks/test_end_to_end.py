@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
 from typing import Any
 
 import httpx
@@ -16,7 +15,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from tests.conftest import new_account
-from tests.servers import Server, serve
+from tests.servers import Server, serve_nodes
 from tests.webhooks.processes import LOCAL
 from tests.webhooks.receiver import Receiver
 
@@ -26,8 +25,8 @@ WRITES_PER_SERVER = 40
 @pytest.fixture
 def servers(dispatch_url: str) -> Iterator[list[Server]]:
     env = {**LOCAL, "CHATCRM_RATE_LIMIT": "0"}
-    with ExitStack() as stack:
-        yield [stack.enter_context(serve(dispatch_url, workers=2, env=env)) for _ in range(2)]
+    with serve_nodes(dispatch_url, 2, workers=2, env=env) as nodes:
+        yield nodes
 
 
 def _client(server: Server, key: str, workspace: str) -> httpx.Client:
