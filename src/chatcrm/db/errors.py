@@ -54,6 +54,9 @@ def translate(exc: BaseException) -> BaseException:
         | asyncpg.TooManyConnectionsError
         | asyncpg.AdminShutdownError
         | asyncpg.QueryCanceledError
+        # A deadlock or serialization failure (class 40): PostgreSQL, or Citus's detector
+        # of deadlocks across nodes, rolled this transaction back; run again, it passes.
+        | asyncpg.TransactionRollbackError
         | ConnectionError
         | OSError
         | asyncio.TimeoutError,
