@@ -21,11 +21,9 @@ $(RUN_STAMP): pyproject.toml sdk/python/pyproject.toml scripts/make_venv.py
 	$(BIN)/python -m pip install -q -e sdk/python -e .
 	touch $(RUN_STAMP)
 
-# --no-compile: pip would compile every module of every package (half of the install's
-# 43 s); Python compiles the ones the tests import, once, when they are first imported.
 $(DEV_STAMP): pyproject.toml sdk/python/pyproject.toml scripts/make_venv.py
 	$(make_venv)
-	$(BIN)/python -m pip install -q --no-compile -e sdk/python -e '.[dev]'
+	$(BIN)/python -m pip install -q -e sdk/python -e '.[dev]'
 	touch $(RUN_STAMP) $(DEV_STAMP)
 
 run: $(RUN_STAMP)
