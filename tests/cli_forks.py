@@ -2,7 +2,7 @@
 has imported them already.
 
 A `chatcrm` process spends most of its 0.6–0.8 s importing (SQLAlchemy, pydantic, the
-drivers); the tests run a thousand of them. multiprocessing's fork server imports the
+drivers); the tests run hundreds of them. multiprocessing's fork server imports the
 command modules once, then forks one child a command: the child gets the command's
 arguments, environment and working folder, its own stdout and stderr (files, read back
 as a real process's are), and exits with the command's exit code. What a command does

@@ -358,8 +358,9 @@ settings, http = app_fixtures("session")
 
 # The test code's own connections to each PostgreSQL or Citus database it makes accounts
 # in, on one event loop thread of this process: a new connection costs PostgreSQL a
-# process, and Citus also its connections to the workers (on Citus, 5 ms an account with
-# the connections kept, ms without). SQLite opens a file: a Database a call does there.
+# process, and Citus also its connections to the workers (on Citus, on a loaded machine,
+# 38 ms an account with the connections kept, 143 ms without). SQLite opens a file: a
+# Database a call does there.
 _kept_loop: list[asyncio.AbstractEventLoop] = []
 _kept: dict[str, Database] = {}
 
