@@ -132,6 +132,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield running.base_url
 
 
+# One real `chatcrm serve` on the run's backend for all the console's modules, started once
+# per test process instead of once per module (a start is about two seconds of imports).
+# Each test works in an account of its own, as it did on a server of its module's. One
+# server, not one per kind: every server on a database sends its channels' messages, so
+# a second one, refusing 127.0.0.1, would claim some of the fake Graph API's sends.
+
+
+@pytest.fixture(scope="session")
+def console_server(database_url: str) -> Iterator[str]:
+    """A real `chatcrm serve` on the backend of this run, whose channels may call a Graph
+    API on 127.0.0.1 (tests/browser/graph_fake.py)."""
+    with serve(database_url, env={"CHATCRM_WEBHOOK_ALLOW_PRIVATE": "1"}) as running:
+        yield running.base_url
+
+
 # Collects what the page's Content-Security-Policy refused, requests and inline code alike.
 _RECORD_POLICY_VIOLATIONS = """
 window.__refused = [];

@@ -5,23 +5,20 @@ leaves the server's origin, and the key lives in the tab's sessionStorage, never
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import Visit, api, sign_in
 from tests.conftest import new_account
-from tests.servers import serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[str]:
-    """A real `chatcrm serve` on the backend of this run (the visit fixture's server)."""
-    with serve(database_url) as running:
-        yield running.base_url
+def server(console_server: str) -> str:
+    """The console's shared server on this run's backend (the visit fixture's server)."""
+    return console_server
 
 
 # The helpers live in tests/browser/conftest.py; these names stay for the modules that

@@ -6,7 +6,6 @@ server refuses puts the card back and says why."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,16 +14,14 @@ from playwright.sync_api import Locator, Page, Route, expect
 from chatcrm.provisioning import NewAccount
 from tests.browser.conftest import Visit, api, create, sign_in, update
 from tests.conftest import new_account
-from tests.servers import serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[str]:
-    """A real `chatcrm serve` on the backend of this run (the visit fixture's server)."""
-    with serve(database_url) as running:
-        yield running.base_url
+def server(console_server: str) -> str:
+    """The console's shared server on this run's backend (the visit fixture's server)."""
+    return console_server
 
 
 def _workspace(server: str, account: NewAccount) -> dict[str, Any]:

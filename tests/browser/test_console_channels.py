@@ -7,7 +7,6 @@ not offered the page."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
@@ -15,7 +14,6 @@ from playwright.sync_api import expect
 from chatcrm.provisioning import NewAccount
 from tests.browser.conftest import Visit, api, sign_in
 from tests.conftest import new_account
-from tests.servers import serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -24,10 +22,9 @@ APP_SECRET = "the-app-secret-value"
 
 
 @pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[str]:
-    """A real `chatcrm serve`; a channel's API base URL may be on 127.0.0.1."""
-    with serve(database_url, env={"CHATCRM_WEBHOOK_ALLOW_PRIVATE": "1"}) as running:
-        yield running.base_url
+def server(console_server: str) -> str:
+    """The console's shared server, whose channels may call a Graph API on 127.0.0.1."""
+    return console_server
 
 
 def _channels_page(visit: Visit, account: NewAccount) -> None:

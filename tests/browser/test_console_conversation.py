@@ -24,7 +24,6 @@ from chatcrm.provisioning import NewAccount
 from tests.browser.conftest import Visit, api, create, sign_in
 from tests.browser.graph_fake import PNG, Graph, fake_graph
 from tests.conftest import new_account
-from tests.servers import serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -36,10 +35,9 @@ ACCESS_TOKEN = "EAAG-access-token-for-tests"
 
 
 @pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[str]:
-    """A real `chatcrm serve` whose channels may call a Graph API on 127.0.0.1."""
-    with serve(database_url, env={"CHATCRM_WEBHOOK_ALLOW_PRIVATE": "1"}) as running:
-        yield running.base_url
+def server(console_server: str) -> str:
+    """The console's shared server, whose channels may call a Graph API on 127.0.0.1."""
+    return console_server
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ through the events feed's long poll; signing out stops that poll."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, Request, Route, expect
@@ -13,7 +12,6 @@ from playwright.sync_api import Page, Request, Route, expect
 from chatcrm.provisioning import NewAccount
 from tests.browser.conftest import Visit, api, create, sign_in, update
 from tests.conftest import new_account
-from tests.servers import serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -21,10 +19,9 @@ LIVE_MS = 2000  # the contract's bound
 
 
 @pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[str]:
-    """A real `chatcrm serve` on the backend of this run (the visit fixture's server)."""
-    with serve(database_url) as running:
-        yield running.base_url
+def server(console_server: str) -> str:
+    """The console's shared server on this run's backend (the visit fixture's server)."""
+    return console_server
 
 
 def _following(request: Request) -> bool:

@@ -5,7 +5,6 @@ allows, manages users and keys, and turns two-factor on with a QR code drawn in 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pyotp
 import pytest
@@ -15,16 +14,15 @@ from chatcrm.provisioning import NewAccount
 from tests.browser.conftest import Visit, api
 from tests.client import unique_email
 from tests.conftest import new_account
-from tests.servers import serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PASSWORD = "correct horse battery"
 
 
 @pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[str]:
-    with serve(database_url) as running:
-        yield running.base_url
+def server(console_server: str) -> str:
+    """The console's shared server on this run's backend (the visit fixture's server)."""
+    return console_server
 
 
 def _invite(server: str, account: NewAccount, role: str) -> dict:
