@@ -77,5 +77,6 @@ async def ready(request: Request) -> Response:
     head=True,
 )
 async def metrics_endpoint(request: Request) -> Response:
+    metrics.set_pool(request.app.state.db.pool_stats)  # this process's, as of now
     body, content_type = metrics.render()
     return Response(body, media_type=content_type)
