@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -270,9 +269,8 @@ def world(victim_world: World, other_api: Api) -> World:
     account, and another account, each with records of its own."""
     sibling = second_workspace(victim_world.victim, "Sibling")
     w = replace(victim_world, sibling=sibling, stranger=other_api, own={})
-
-    def own_records(caller: Api) -> dict[str, Any]:
-        return {
+    for caller in (sibling, other_api):
+        w.own[caller.ws] = {
             # With a WhatsApp number and a channel of its workspace: a send from there gets
             # past NO_CHANNEL to the references it names.
             "contact": caller.create_contact(name="Own", internalWhatsappNumber=unique_phone()),
@@ -282,14 +280,6 @@ def world(victim_world: World, other_api: Api) -> World:
                 caller.post("/api/webhook", json={"url": "https://hooks.example/own"})
             )["webhook"],
         }
-
-    # The two callers' records are made at once, one caller a thread (their workspaces
-    # share nothing): on Citus each write waits on the coordinator and a worker, and the
-    # waits then overlap.
-    callers = (sibling, other_api)
-    with ThreadPoolExecutor(len(callers)) as pool:
-        for caller, records in zip(callers, pool.map(own_records, callers), strict=True):
-            w.own[caller.ws] = records
     return w
 
 
