@@ -14,8 +14,15 @@ from starlette.routing import BaseRoute, Match
 
 from chatcrm.api.envelope import error_response
 from chatcrm.core import messages as m
-from chatcrm.core.errors import FieldError, NotFound, ServiceError, ValidationFailed
-from chatcrm.db.errors import DataProblem, Unavailable, translate
+from chatcrm.core.errors import (
+    ROLLED_BACK,
+    FieldError,
+    NotFound,
+    ServiceError,
+    ServiceUnavailable,
+    ValidationFailed,
+)
+from chatcrm.db.errors import DataProblem, RolledBack, Unavailable, translate
 
 log = logging.getLogger("chatcrm.errors")
 
@@ -38,6 +45,14 @@ def internal_error() -> Response:
 def is_unavailable(exc: BaseException) -> bool:
     """Errors that mean "the database cannot be reached right now", not a bug."""
     return isinstance(translate(exc), Unavailable)
+
+
+def unavailable(exc: BaseException) -> ServiceUnavailable:
+    """The 503 of an `is_unavailable` error: a transaction the database undid because of
+    another one says so, rather than that the database is unreachable."""
+    if isinstance(translate(exc), RolledBack):
+        return ServiceUnavailable(ROLLED_BACK)
+    return ServiceUnavailable()
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:

@@ -15,10 +15,10 @@ from typing import Any
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from chatcrm.api.errors import internal_error, is_unavailable, render
+from chatcrm.api.errors import internal_error, is_unavailable, render, unavailable
 from chatcrm.api.routing import ApiRoute, Dispatch, api_routes
 from chatcrm.api.state import STATE_CONNECTION
-from chatcrm.core.errors import PayloadTooLarge, ServiceError, ServiceUnavailable
+from chatcrm.core.errors import PayloadTooLarge, ServiceError
 from chatcrm.db.database import Connection
 
 log = logging.getLogger("chatcrm.request")
@@ -164,7 +164,7 @@ class RequestContextMiddleware:
                 response = render(exc)
             elif is_unavailable(exc):
                 log.warning("database unavailable: %s", type(exc).__name__)
-                response = render(ServiceUnavailable())
+                response = render(unavailable(exc))
             else:
                 log.exception("unhandled error", extra={"request_id": request_id})
                 response = internal_error()

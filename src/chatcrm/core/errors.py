@@ -133,10 +133,15 @@ class RateLimited(ServiceError):
 
 # Seconds a client should wait before retrying when the database is unreachable.
 RETRY_AFTER_SECONDS = 2
+DATABASE_UNREACHABLE = "The database is unreachable; retry shortly."
+# A deadlock or serialization failure: the database is fine, the request met another.
+ROLLED_BACK = (
+    "Another request changed the same data at the same moment, so this one was undone; retry it."
+)
 
 
 class ServiceUnavailable(ServiceError):
     status, error_code = 503, m.SERVICE_UNAVAILABLE
 
-    def __init__(self, message: str = "The database is unreachable; retry shortly.") -> None:
+    def __init__(self, message: str = DATABASE_UNREACHABLE) -> None:
         super().__init__(message, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})

@@ -28,6 +28,12 @@ class Unavailable(DatabaseError):
     """The database cannot be reached or used right now; retrying later may work."""
 
 
+class RolledBack(Unavailable):
+    """The database undid the transaction because another one changed the same data at
+    the same moment (a deadlock, also one across Citus's nodes, or a serialization
+    failure): the database is fine, and the same request run again passes."""
+
+
 def translate(exc: BaseException) -> BaseException:
     """Our error for a driver's, or the original when it is not a database condition."""
     if isinstance(exc, DatabaseError):
@@ -46,6 +52,8 @@ def translate(exc: BaseException) -> BaseException:
         if any(words in str(exc) for words in _SQLITE_TRANSIENT):
             return Unavailable(f"{type(exc).__name__}: {exc}")
         return exc
+    if isinstance(exc, asyncpg.TransactionRollbackError):  # SQLSTATE class 40
+        return RolledBack(f"{type(exc).__name__}: {exc}")
     if isinstance(
         exc,
         asyncpg.PostgresConnectionError
@@ -54,9 +62,6 @@ def translate(exc: BaseException) -> BaseException:
         | asyncpg.TooManyConnectionsError
         | asyncpg.AdminShutdownError
         | asyncpg.QueryCanceledError
-        # A deadlock or serialization failure (class 40): PostgreSQL, or Citus's detector
-        # of deadlocks across nodes, rolled this transaction back; run again, it passes.
-        | asyncpg.TransactionRollbackError
         | ConnectionError
         | OSError
         | asyncio.TimeoutError,
