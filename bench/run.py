@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench import seed
+from bench import cpu, seed
 
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results"
@@ -99,6 +99,10 @@ class Result:
     # Seconds after the run until its events were published and their webhook deliveries
     # made (the deliveries' lag behind the load).
     settled_s: float | None = None
+    # CPU µs per request from the run's start until it settled (bench/cpu.py): the server's
+    # processes (its requests and its webhook deliveries), and PostgreSQL's.
+    server_cpu_us: float | None = None
+    db_cpu_us: float | None = None
 
 
 def lua_list(values: list[str]) -> str:
@@ -361,8 +365,11 @@ def bench_backend(
             run_wrk(wrk, base, lua, 16, 2)  # warm-up
             for c in concurrencies:
                 settled(url)
+                before = cpu.read(proc.pid)
                 result = measured(backend, case, c, run_wrk(wrk, base, lua, c, duration))
                 result.settled_s = round(settled(url), 1)
+                used = cpu.per_request(before, cpu.read(proc.pid), result.requests)
+                result.server_cpu_us, result.db_cpu_us = used
                 results.append(result)
                 print(
                     f"bench: {backend} {case} c={c}: {result.rps:.0f} req/s, "
@@ -549,8 +556,11 @@ def bare_reference(
         wait_ready(f"http://127.0.0.1:{port}/")
         run_wrk(wrk, f"http://127.0.0.1:{port}/", lua, 16, 2)
         for c in concurrencies:
+            before = cpu.read(proc.pid)
             r = run_wrk(wrk, f"http://127.0.0.1:{port}/", lua, c, duration)
             out.append(measured("postgresql", f"floor_{floor}", c, r))
+            used = cpu.per_request(before, cpu.read(proc.pid), r["requests"])
+            out[-1].server_cpu_us, out[-1].db_cpu_us = used
             print(
                 f"bench: floor {floor} c={c}: {r['rps']:.0f} req/s, p99 {r['p99_ms']:.1f} ms",
                 flush=True,
@@ -648,20 +658,23 @@ def print_table(report: dict[str, Any], results: list[Result]) -> None:
     )
     print(
         f"{'backend':<11}{'case':<38}{'c':>4}{'req/s':>10}{'ratio':>8}{'p50 ms':>9}"
-        f"{'p99 ms':>9}{'errors':>8}{'lag s':>7}"
+        f"{'p99 ms':>9}{'errors':>8}{'lag s':>7}{'srv µs':>8}{'db µs':>7}"
     )
     for r in results:
         flag = "" if r.valid else "  INVALID"
         print(
             f"{r.backend:<11}{labels[r.case]:<38}{r.concurrency:>4}{r.rps:>10.0f}"
             f"{(r.ratio or 0):>8.3f}{r.p50_ms:>9.1f}{r.p99_ms:>9.1f}{r.errors:>8}"
-            f"{'' if r.settled_s is None else f'{r.settled_s:.1f}':>7}{flag}"
+            f"{'' if r.settled_s is None else f'{r.settled_s:.1f}':>7}"
+            f"{_blank(r.server_cpu_us):>8}{_blank(r.db_cpu_us):>7}{flag}"
         )
     settings = report["settings"]
     print(
         f"rate limit {settings['rate_limit']:g}/s per key; "
         f"webhook subscribed: {'yes' if settings['webhook_subscribed'] else 'no'}; "
-        "lag: seconds after the run until its events were published and delivered"
+        "lag: seconds after the run until its events were published and delivered; "
+        "srv µs, db µs: CPU per request of the server's processes (deliveries included) "
+        "and of PostgreSQL's, from the run's start until it settled"
     )
     for backend, info in report["notes"].items():
         print(
@@ -669,6 +682,10 @@ def print_table(report: dict[str, Any], results: list[Result]) -> None:
             f"'database is locked' in server log: {info['database_is_locked']}; "
             f"webhook deliveries received: {info['webhook_deliveries_received']}"
         )
+
+
+def _blank(value: float | None) -> str:
+    return "" if value is None else f"{value:.0f}"
 
 
 if __name__ == "__main__":

@@ -107,10 +107,10 @@ class BufferedStderrHandler(logging.StreamHandler):
 
 
 # Libraries whose debug lines carry every SQL statement's parameters (password hashes,
-# tokens, channel secrets), and httpx, whose info line for every request names its URL (a
-# webhook URL may carry its receiver's token) and doubles the log of each delivery (the
-# dispatcher writes its own line, without the URL): kept at WARNING whatever
-# CHATCRM_LOG_LEVEL says.
+# tokens, channel secrets), and httpx (the Graph API's client), whose info line for every
+# request names its URL (a media URL carries the signature that grants it) and doubles the
+# log of each call: kept at WARNING whatever CHATCRM_LOG_LEVEL says. aiohttp's client, which
+# sends the webhooks, writes no line per request.
 _TOO_TALKATIVE = ("aiosqlite", "httpx", "httpcore")
 
 

@@ -334,8 +334,20 @@ async def test_a_receiver_that_hangs_up_without_answering_is_a_failed_attempt(
     assert row["last_error"].startswith(("invalid HTTP answer: ", "connection reset"))
 
 
-@pytest.mark.parametrize("url", ["htp://example.com/hook", "http://exa\x01mple.com/hook"])
-async def test_a_url_httpx_cannot_use_is_a_failed_attempt_with_its_reason(
+@pytest.mark.parametrize(
+    "url",
+    [
+        "htp://example.com/hook",
+        "http://exa\x01mple.com/hook",  # a client that dropped the byte would reach example.com
+        "http://exa mple.com/hook",
+        "https://example.com:99999/hook",
+        # Read as evil.example by the address check (urllib), refused by the client (yarl):
+        # never sent to a host the check did not read.
+        "http://127.0.0.1\\@evil.example/hook",
+        "http:///hook",
+    ],
+)
+async def test_a_url_that_cannot_be_sent_as_checked_is_a_failed_attempt_with_its_reason(
     db: Database, workspace: str, dispatcher_for: Make, url: str
 ) -> None:
     endpoint = await rows.add_webhook(db, workspace, url)
@@ -344,3 +356,22 @@ async def test_a_url_httpx_cannot_use_is_a_failed_attempt_with_its_reason(
     row = await rows.delivery(db, endpoint, event_id)
     assert (row["status"], row["attempts"]) == ("pending", 1)
     assert row["last_error"].startswith("the URL cannot be used: ")
+
+
+async def test_a_receivers_cookies_are_never_sent_back(
+    db: Database, workspace: str, receiver: Receiver, dispatcher_for: Make
+) -> None:
+    receiver.script("/jar", Reply(200, headers={"Set-Cookie": "session=abc; Path=/"}))
+    # By name: a cookie jar keeps no cookies of a bare IP address.
+    endpoint = await rows.add_webhook(db, workspace, f"http://localhost:{receiver.port}/jar")
+    other = await rows.add_webhook(db, workspace, f"http://localhost:{receiver.port}/other")
+    async with running(dispatcher_for()):  # one client for all three sends
+        first = await rows.new_delivery(db, endpoint)
+        await until(db, endpoint, first, "succeeded")
+        second = await rows.new_delivery(db, endpoint)
+        third = await rows.new_delivery(db, other)
+        await until(db, endpoint, second, "succeeded")
+        await until(db, other, third, "succeeded")
+    sent = receiver.requests("/jar") + receiver.requests("/other")
+    assert len(sent) == 3
+    assert all("cookie" not in got.headers for got in sent)

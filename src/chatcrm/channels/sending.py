@@ -33,7 +33,6 @@ from chatcrm.config import Settings
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Database
 from chatcrm.webhooks.schedule import RetrySchedule
-from chatcrm.webhooks.sender import new_client
 
 log = logging.getLogger("chatcrm.channels")
 
@@ -44,7 +43,7 @@ SHUTDOWN_GRACE_SECONDS = 5.0
 
 
 def http_client(settings: Settings) -> httpx.AsyncClient:
-    return new_client(
+    return graph.new_client(
         timeout=settings.channel_timeout, max_connections=settings.channel_max_in_flight
     )
 

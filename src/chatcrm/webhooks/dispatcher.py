@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from datetime import datetime
 
-import httpx
+import aiohttp
 
 from chatcrm.config import Settings
 from chatcrm.core.timestamps import utcnow
@@ -89,7 +89,7 @@ class Dispatcher:
         self._wake = asyncio.Event()
         self._in_flight: Counter[str] = Counter()  # sends under way per endpoint id
         self._tasks: set[asyncio.Task[None]] = set()
-        self._client: httpx.AsyncClient | None = None
+        self._client: aiohttp.ClientSession | None = None
         self._successes = _Successes(db)
         self._since = EVER  # the low-water mark of the claims, and when it was found
         self._since_found = -MARK_SECONDS
@@ -294,12 +294,12 @@ class Dispatcher:
 
     @asynccontextmanager
     async def _session(self) -> AsyncIterator[None]:
-        self._client = sender.new_client(timeout=self._timeout, max_connections=self._total)
+        self._client = sender.new_client(max_connections=self._total)
         try:
             yield
         finally:
             client, self._client = self._client, None
-            await client.aclose()
+            await client.close()
 
 
 class _Successes:

@@ -1,17 +1,29 @@
 """One attempt over HTTP (contract D.4): the address check, the signed POST, and what came
-of it, as an `Outcome` with a short `last_error` a person can act on."""
+of it, as an `Outcome` with a short `last_error` a person can act on.
+
+Sent with aiohttp's client directly. design.md names httpx for outgoing calls, and the
+Graph API calls keep it (channels/graph.py); but a webhook is sent for every event, and on
+this machine httpx's own layers over the same aiohttp connection (its URL and header
+models, its request and response objects) cost about three times what aiohttp's send
+itself does: 800 against 230 µs of CPU per delivery, measured with a local receiver
+(docs/performance.md section 6). On the two cores the API shares, that CPU is taken from
+the requests.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
 from datetime import UTC, datetime
 
-import httpx
-from httpx_aiohttp import AiohttpTransport
+import aiohttp
+import certifi
+from yarl import URL
 
 from chatcrm import __version__
-from chatcrm.webhooks.addresses import check_at_send
+from chatcrm.core.transport_errors import chain, describe, short
+from chatcrm.webhooks.addresses import check_at_send, host_of
 from chatcrm.webhooks.claims import Claimed
 from chatcrm.webhooks.outcomes import Outcome
 from chatcrm.webhooks.schedule import RETRY_AFTER_STATUSES, parse_retry_after
@@ -21,45 +33,47 @@ USER_AGENT = f"chatcrm-webhooks/{__version__}"
 # Read at most this much of an answer: enough for the connection to be reused after a
 # short body, never a large one into memory (the body itself is not used).
 _MAX_ANSWER_BYTES = 64 * 1024
-_MAX_ERROR_CHARS = 300
 
 
-def new_client(*, timeout: float, max_connections: int) -> httpx.AsyncClient:
+def new_client(*, max_connections: int) -> aiohttp.ClientSession:
     """The one HTTP client of a dispatcher, shared by its sends (connections are reused).
-
-    httpx, over aiohttp's HTTP/1.1 implementation (httpx-aiohttp, by an httpx maintainer):
-    httpx's own pure-Python transport spends about 2 ms of CPU per request on this
-    machine, so one process sends at most ~500/s; over aiohttp the same client sends
-    ~3,800/s (docs/performance.md). The httpx API, timeouts and errors stay the same.
-    """
-    # No proxy, .netrc or certificates from the environment (aiohttp's trust_env is off
-    # too): the address checked is the address connected to.
-    transport = AiohttpTransport(
-        trust_env=False,
+    Make it on the event loop that uses it."""
+    connector = aiohttp.TCPConnector(
+        limit=max_connections,
         # Idle connections are closed before common servers close them (uvicorn after 5 s,
         # nginx 75 s): reusing one the receiver is closing fails the attempt.
-        limits=httpx.Limits(max_connections=max_connections, keepalive_expiry=4),
+        keepalive_timeout=4,
+        # The same certificate authorities as the Graph API's client (httpx's).
+        ssl=ssl.create_default_context(cafile=certifi.where()),
     )
-    return httpx.AsyncClient(
-        transport=transport,
-        timeout=httpx.Timeout(timeout),
-        # A 3xx is a failed attempt: following it would also bypass the address check.
-        follow_redirects=False,
+    return aiohttp.ClientSession(
+        connector=connector,
+        # No proxy or .netrc from the environment: the address checked is the address
+        # connected to.
         trust_env=False,
+        # A receiver's cookies are never sent back, to it or to another endpoint.
+        cookie_jar=aiohttp.DummyCookieJar(),
         headers={"user-agent": USER_AGENT},
+        # The attempt's deadline bounds it all (`attempt`); the body is not decoded.
+        timeout=aiohttp.ClientTimeout(total=None),
+        auto_decompress=False,
     )
 
 
 async def attempt(
-    client: httpx.AsyncClient, c: Claimed, *, deadline: float, allow_private: bool
+    client: aiohttp.ClientSession, c: Claimed, *, deadline: float, allow_private: bool
 ) -> Outcome:
     """Make one attempt within `deadline` seconds (CHATCRM_WEBHOOK_TIMEOUT); never raises
     for what the receiver or the network did."""
     status: int | None = None
     retry_after: float | None = None
     try:
-        # The whole attempt, name resolution included, has `deadline` seconds: httpx's own
-        # timeouts bound each read, not a receiver that answers one byte at a time.
+        target = _target(c.url)
+    except ValueError as exc:
+        return Outcome(None, short(f"the URL cannot be used: {exc}"))
+    try:
+        # The whole attempt, name resolution included, has `deadline` seconds, however
+        # slowly the receiver answers.
         async with asyncio.timeout(deadline):
             refused = await check_at_send(c.url, allow_private=allow_private)
             if refused is not None:
@@ -77,8 +91,10 @@ async def attempt(
                     secrets, msg_id=c.event_id, timestamp=timestamp, body=c.body
                 ),
             }
-            async with client.stream("POST", c.url, content=c.body, headers=headers) as answer:
-                status = answer.status_code
+            async with client.post(
+                target, data=c.body, headers=headers, allow_redirects=False
+            ) as answer:
+                status = answer.status
                 if status in RETRY_AFTER_STATUSES:
                     retry_after = parse_retry_after(answer.headers.get("retry-after"), now)
                 await _read_some(answer)
@@ -86,15 +102,10 @@ async def attempt(
         if status is None:
             return Outcome(None, f"timeout after {deadline:g} s")
         # The status came in time; only the rest of the answer was slow.
-    except httpx.TimeoutException as exc:
+    except (aiohttp.ClientError, OSError, ssl.SSLError) as exc:
         if status is None:
-            # The aiohttp transport reports some connection failures (refused, closed) as
-            # connect timeouts: what actually happened is in the chain of causes.
-            if _timed_out(exc):
+            if any(isinstance(e, TimeoutError) for e in chain(exc)):
                 return Outcome(None, f"timeout after {deadline:g} s")
-            return Outcome(None, describe(exc))
-    except (httpx.HTTPError, httpx.InvalidURL, OSError, ssl.SSLError) as exc:
-        if status is None:
             return Outcome(None, describe(exc))
     if status is not None and 200 <= status < 300:
         return Outcome(status)
@@ -102,9 +113,25 @@ async def attempt(
     return Outcome(status, _status_error(status), retry_after)
 
 
-async def _read_some(answer: httpx.Response) -> None:
+# An endpoint's URL is read once, not at each of its deliveries.
+@functools.lru_cache(maxsize=4096)
+def _target(url: str) -> URL:
+    """The URL as it will be sent, refused (ValueError) when it is not plainly an http(s)
+    URL or when it could name another host than the one the address check reads."""
+    if any(ch <= " " or ch == "\x7f" for ch in url):
+        raise ValueError("it holds a space or a control character")
+    target = URL(url)
+    if target.scheme not in ("http", "https"):
+        raise ValueError(f"{target.scheme or 'no'} scheme, not http or https")
+    checked = host_of(url)  # the host the address check reads
+    if checked is None or target.raw_host != URL.build(scheme="http", host=checked).raw_host:
+        raise ValueError("it names no host, or its host cannot be read one way only")
+    return target
+
+
+async def _read_some(answer: aiohttp.ClientResponse) -> None:
     read = 0
-    async for chunk in answer.aiter_raw():
+    async for chunk in answer.content.iter_any():
         read += len(chunk)
         if read > _MAX_ANSWER_BYTES:
             break
@@ -116,46 +143,3 @@ def _status_error(status: int) -> str:
     if status == 410:
         return "HTTP 410 (the endpoint is gone; it has been disabled)"
     return f"HTTP {status}"
-
-
-def describe(exc: BaseException) -> str:
-    """A short, stable text for a transport failure (`connection refused`, `TLS error: …`)."""
-    causes = list(_chain(exc))
-    if any(isinstance(e, ConnectionRefusedError) for e in causes):
-        return "connection refused"
-    if any(isinstance(e, ConnectionResetError) for e in causes):
-        return "connection reset by the receiver"
-    if any(type(e).__name__ == "ServerDisconnectedError" for e in causes):
-        return "connection reset by the receiver (closed before answering)"
-    for e in causes:
-        if isinstance(e, ssl.SSLCertVerificationError):
-            return _short(f"TLS certificate not accepted: {e.verify_message or e}")
-        if isinstance(e, ssl.SSLError):
-            return _short(f"TLS error: {e.reason or e}")
-    if any(type(e).__name__ == "gaierror" for e in causes):
-        return "host not found"
-    if isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol):
-        return _short(f"the URL cannot be used: {exc}")
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return _short(f"invalid HTTP answer: {exc}")
-    if isinstance(exc, httpx.ConnectError):
-        return _short(f"connection failed: {exc}")
-    return _short(f"{type(exc).__name__}: {exc}")
-
-
-def _timed_out(exc: BaseException) -> bool:
-    causes = _chain(exc)
-    return len(causes) == 1 or any(isinstance(e, TimeoutError) for e in causes[1:])
-
-
-def _chain(exc: BaseException | None) -> list[BaseException]:
-    seen: list[BaseException] = []
-    while exc is not None and exc not in seen:
-        seen.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    return seen
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _MAX_ERROR_CHARS else text[: _MAX_ERROR_CHARS - 1] + "…"

@@ -1,0 +1,52 @@
+"""A short, stable text for a call to another server that failed in transport (`connection
+refused`, `TLS error: …`), whichever client made it: aiohttp (webhooks) or httpx (the Graph
+API). It is what an operator reads in a delivery's `last_error` or a message's error."""
+
+from __future__ import annotations
+
+import ssl
+
+import aiohttp
+import httpx
+
+_MAX_ERROR_CHARS = 300
+
+
+def describe(exc: BaseException) -> str:
+    causes = chain(exc)
+    if any(isinstance(e, ConnectionRefusedError) for e in causes):
+        return "connection refused"
+    if any(isinstance(e, ConnectionResetError) for e in causes):
+        return "connection reset by the receiver"
+    if any(isinstance(e, aiohttp.ServerDisconnectedError) for e in causes):
+        return "connection reset by the receiver (closed before answering)"
+    for e in causes:
+        if isinstance(e, ssl.SSLCertVerificationError):
+            return short(f"TLS certificate not accepted: {e.verify_message or e}")
+        if isinstance(e, ssl.SSLError):
+            return short(f"TLS error: {e.reason or e}")
+    if any(type(e).__name__ == "gaierror" for e in causes):
+        return "host not found"
+    if isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol | aiohttp.InvalidURL):
+        return short(f"the URL cannot be used: {exc}")
+    if isinstance(exc, httpx.RemoteProtocolError | aiohttp.ClientResponseError):
+        return short(f"invalid HTTP answer: {exc}")
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return short(f"invalid HTTP answer: {exc}")
+    if isinstance(exc, httpx.ConnectError | aiohttp.ClientConnectionError):
+        return short(f"connection failed: {exc}")
+    return short(f"{type(exc).__name__}: {exc}")
+
+
+def chain(exc: BaseException | None) -> list[BaseException]:
+    """The exception and its causes, outermost first."""
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
+
+
+def short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_ERROR_CHARS else text[: _MAX_ERROR_CHARS - 1] + "…"
