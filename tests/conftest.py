@@ -151,6 +151,27 @@ def own_pg_admin_url() -> str:
     return _own_pg[0].coordinator
 
 
+def create_empty_pg_database() -> str:
+    """A new empty database for a test that migrates it, on this process's own server:
+    migrating holds one transaction for a second or more, whose id would keep the feed
+    readers of the other test process's databases behind it for as long (own_pg_admin_url)."""
+    return create_pg_database(own_pg_admin_url())
+
+
+@contextmanager
+def empty_database(backend: str, directory: Path) -> Iterator[str]:
+    """A new, empty, never migrated database of a backend (a PostgreSQL one is dropped
+    after)."""
+    if backend == "sqlite":
+        yield f"sqlite:///{directory / 'fresh.db'}"
+        return
+    url = create_empty_pg_database()
+    try:
+        yield url
+    finally:
+        drop_pg_database(url)
+
+
 def _cluster() -> citus_cluster.Cluster:
     """The session's Citus cluster, started (or found) on first use; skips the test
     (fails it under CI) when there can be none, and remembers why for the banner."""

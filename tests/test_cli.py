@@ -22,7 +22,7 @@ from chatcrm.db.engine import standalone_engine
 from chatcrm.db.schema import api_keys, metadata
 from tests import cli_forks
 from tests.client import error, ok_data
-from tests.conftest import create_pg_database, drop_pg_database
+from tests.conftest import empty_database
 
 
 def chatcrm_executable() -> str:
@@ -78,14 +78,8 @@ def init_json(database_url: str, *extra: str) -> dict[str, Any]:
 @pytest.fixture
 def fresh_database_url(backend: str, tmp_path: Path) -> Iterator[str]:
     """An empty, never migrated database of the session's backend."""
-    if backend == "sqlite":
-        yield f"sqlite:///{tmp_path / 'fresh.db'}"
-        return
-    url = create_pg_database()
-    try:
+    with empty_database(backend, tmp_path) as url:
         yield url
-    finally:
-        drop_pg_database(url)
 
 
 @pytest.fixture

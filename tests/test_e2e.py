@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.client import ENVELOPE_KEYS
-from tests.conftest import create_pg_database, drop_pg_database
+from tests.conftest import empty_database
 from tests.servers import serve
 
 pytestmark = pytest.mark.slow
@@ -45,14 +45,8 @@ TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+Z$")
 @pytest.fixture
 def fresh_database_url(backend: str, tmp_path: Path) -> Iterator[str]:
     """A new, empty database: the server migrates it and creates the demo account."""
-    if backend == "sqlite":
-        yield f"sqlite:///{tmp_path / 'e2e.db'}"
-        return
-    url = create_pg_database()
-    try:
+    with empty_database(backend, tmp_path) as url:
         yield url
-    finally:
-        drop_pg_database(url)
 
 
 def ok(response: httpx.Response, message: str) -> Any:

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import create_pg_database, drop_pg_database
+from tests.conftest import empty_database
 from tests.reliability.conftest import CLI
 from tests.servers import free_port
 
@@ -268,22 +268,10 @@ def list_all(client: httpx.Client, path: str) -> list[dict[str, Any]]:
 # --- the test ----------------------------------------------------------------------------------
 
 
-@contextmanager
-def fresh_database(backend: str, tmp: Path) -> Iterator[str]:
-    if backend == "sqlite":
-        yield f"sqlite:///{tmp / 'crash.db'}"
-        return
-    url = create_pg_database()
-    try:
-        yield url
-    finally:
-        drop_pg_database(url)
-
-
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_answered_writes_survive_a_sigkill(backend: str, tmp_path: Path) -> None:
     tmp = tmp_path
-    with fresh_database(backend, tmp) as url:
+    with empty_database(backend, tmp) as url:
         with serve(url, tmp) as server:
             workspace, key = server.demo()
             headers = {"Authorization": f"Bearer {key}", "x-workspace-id": workspace}
