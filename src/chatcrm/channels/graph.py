@@ -31,7 +31,8 @@ SENT, FAILED, RETRY = "sent", "failed", "retry"
 _MAX_ANSWER_BYTES = 64 * 1024
 # Failures of the transport that mean no request reached the server.
 _NOTHING_SENT = ("connection refused", "host not found")
-USER_AGENT = f"chatcrm-webhooks/{__version__}"
+# The service itself calls Meta (webhook deliveries say chatcrm-webhooks/, webhooks/sender.py).
+USER_AGENT = f"chatcrm/{__version__}"
 
 
 def new_client(*, timeout: float, max_connections: int) -> httpx.AsyncClient:

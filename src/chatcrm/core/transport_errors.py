@@ -29,9 +29,9 @@ def describe(exc: BaseException) -> str:
         return "host not found"
     if isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol | aiohttp.InvalidURL):
         return short(f"the URL cannot be used: {exc}")
-    if isinstance(exc, httpx.RemoteProtocolError | aiohttp.ClientResponseError):
-        return short(f"invalid HTTP answer: {exc}")
-    if isinstance(exc, aiohttp.ClientPayloadError):
+    if isinstance(
+        exc, httpx.RemoteProtocolError | aiohttp.ClientResponseError | aiohttp.ClientPayloadError
+    ):
         return short(f"invalid HTTP answer: {exc}")
     if isinstance(exc, httpx.ConnectError | aiohttp.ClientConnectionError):
         return short(f"connection failed: {exc}")
