@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import column, select, table
 
 from chatcrm.config import Settings
 from chatcrm.core.timestamps import utcnow
@@ -334,3 +335,36 @@ async def test_claims_start_at_the_low_water_mark(db: Database, workspace: str) 
     assert event_id not in {c.event_id for c in taken}
     taken, _ = await claims.claim(db, **later, since=mark)
     assert event_id in {c.event_id for c in taken}
+
+
+async def test_each_lease_and_outcome_is_planned_for_its_values(
+    workspace: str, receiver: Receiver, dispatch_url: str
+) -> None:
+    """A plan PostgreSQL caches for a statement after five runs is made without its values,
+    from the table's size then: made while the deliveries were few, it scanned the whole
+    table (or walked the due-rows index) for every lease and outcome once a backlog grew."""
+    one = Database(Settings(database_url=dispatch_url, db_pool_size=1, db_max_overflow=0))
+    try:
+        if one.dialect != "postgresql" or await one.is_citus():
+            pytest.skip("the plan cache of one PostgreSQL (Citus plans on its coordinator)")
+        endpoint = await rows.add_webhook(one, workspace, receiver.url("/planned"))
+        dispatcher = Dispatcher(one, dispatch_settings(dispatch_url))
+        for _ in range(8):
+            event_id = await rows.new_delivery(one, endpoint)
+            assert await dispatcher.run_once() == 1
+            assert (await rows.delivery(one, endpoint, event_id))["status"] == "succeeded"
+        async with one.session() as conn:
+            prepared = table(
+                "pg_prepared_statements",
+                column("statement"),
+                column("generic_plans"),
+                column("custom_plans"),
+            )
+            plans = await conn.fetch(
+                select(prepared).where(prepared.c.statement.like("UPDATE webhook_deliveries SET %"))
+            )
+        assert len(plans) == 2, plans  # the lease and the outcome
+        for plan in plans:
+            assert (plan["generic_plans"], plan["custom_plans"]) == (0, 8), plan
+    finally:
+        await one.dispose()

@@ -8,6 +8,12 @@ taken again when the lease runs out. PostgreSQL locks the rows it selects with
 `FOR UPDATE OF webhook_deliveries SKIP LOCKED` (dispatchers on other processes or nodes
 pass over them instead of waiting); SQLite runs the claim under its one write lock.
 
+Each of these transactions plans its statements for their values (`plan_for_values`): the
+table swings from empty to a backlog of thousands and back within seconds, and a plan
+cached on a connection while it was small (a sequential scan, or a walk of the due-rows
+index) would be kept for that connection's life (until statistics change, which without
+autovacuum is never), making every lease and outcome a scan of the table.
+
 The send happens outside any transaction; its outcome is recorded only if the row still
 carries this attempt's lease (its number and claim time): a lease that ran out and was
 claimed again, or a replay that queued the event anew, wins over a late answer.
@@ -129,11 +135,15 @@ _ROW = (
     _d.event_id == bindparam("_ev"),
 )
 _LEASE = update(webhook_deliveries).where(*_ROW)
+# Still pending, written so that the due-rows index (partial on `status = 'pending'`) cannot
+# serve the statement: planned while the table was small, it walked that index, dead
+# entries and all, for every outcome recorded.
+_STILL_PENDING = func.coalesce(_d.status, "") == literal_column("'pending'")
 # The attempt's number and its claim time (microseconds) together name the lease: a replay
 # that starts the count again cannot make a stale outcome look current.
 _RECORD = update(webhook_deliveries).where(
     *_ROW,
-    _PENDING,
+    _STILL_PENDING,
     _d.attempts == bindparam("_attempt"),
     _d.last_attempt_at == bindparam("_claimed_at"),
 )
@@ -226,6 +236,7 @@ async def claim(
     left = dict(room)
     lease_until = now + timedelta(seconds=lease_seconds)
     async with db.transaction() as conn:
+        await conn.plan_for_values()
         rows = await _due_rows(conn, due=due, since=since, busy=busy, limit=limit)
         for row in rows:
             free = left.get(row["webhook_id"], per_endpoint)
@@ -314,6 +325,7 @@ async def record(
     Returns the reason the endpoint was disabled just now, if it was; raises `Stale` when
     the row no longer carries this attempt (see the module docstring)."""
     async with db.transaction() as conn:
+        await conn.plan_for_values()
         changed = await conn.execute(_RECORD, _outcome(c, verdict))
         if changed == 0:
             raise Stale
@@ -325,6 +337,7 @@ async def record_successes(db: Database, succeeded: list[tuple[Claimed, Verdict]
     dispatcher commits once per batch, not once per delivery). An attempt whose lease
     is gone is left as it is, as `record` does (without telling which)."""
     async with db.transaction() as conn:
+        await conn.plan_for_values()
         await conn.executemany(
             _RECORD,
             [_outcome(c, verdict) for c, verdict in succeeded],
