@@ -89,8 +89,16 @@ async def _get_pool() -> asyncpg.Pool:
             database=url.database,
             min_size=4,
             max_size=4,
+            # As chatcrm's own pool (db/database.py): no reset query on release. asyncpg's
+            # default sends one, a second round trip per request the floor would pay and
+            # chatcrm does not.
+            reset=_keep_session,
         )
     return _pool
+
+
+async def _keep_session(_: asyncpg.Connection) -> None:
+    """Nothing to reset: the floor changes no session state."""
 
 
 async def _answer(conn: asyncpg.Connection) -> Any:
