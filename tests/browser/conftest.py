@@ -204,6 +204,9 @@ class Visit:
 @pytest.fixture
 def visit(browser: Browser, server: str) -> Iterator[Visit]:
     context = browser.new_context()
+    # Playwright's 30 s for a click or a page load: Swagger UI alone took 13 s to render
+    # every operation on a loaded 2-core machine, so a slower one would fail by the clock.
+    context.set_default_timeout(60_000)
     context.add_init_script(_RECORD_POLICY_VIOLATIONS)
     blocked: list[str] = []
 
