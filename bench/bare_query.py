@@ -35,6 +35,7 @@ from sqlalchemy.engine import make_url
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.db import keyset
 from chatcrm.db.compiled import Compiled, compiled
+from chatcrm.db.database import keep_session
 from chatcrm.records import listing, statements
 
 _CASE = os.environ.get("CHATCRM_BARE_CASE", "get_contact")
@@ -92,13 +93,9 @@ async def _get_pool() -> asyncpg.Pool:
             # As chatcrm's own pool (db/database.py): no reset query on release. asyncpg's
             # default sends one, a second round trip per request the floor would pay and
             # chatcrm does not.
-            reset=_keep_session,
+            reset=keep_session,
         )
     return _pool
-
-
-async def _keep_session(_: asyncpg.Connection) -> None:
-    """Nothing to reset: the floor changes no session state."""
 
 
 async def _answer(conn: asyncpg.Connection) -> Any:

@@ -144,7 +144,7 @@ class Database:
                         timeout=s.db_connect_timeout,
                         command_timeout=s.db_statement_timeout,
                         statement_cache_size=1024,
-                        reset=_keep_session,
+                        reset=keep_session,
                         server_settings=_SESSION_SETTINGS,
                     )
         return self._pg
@@ -201,7 +201,7 @@ _CITUS_INSTALLED = text("SELECT count(*) AS n FROM pg_extension WHERE extname = 
 _SESSION_SETTINGS = {"application_name": "chatcrm", "jit": "off"}
 
 
-async def _keep_session(_: asyncpg.Connection) -> None:
+async def keep_session(_: asyncpg.Connection) -> None:
     """Replaces asyncpg's reset query on release (one round trip per request): we never
     change session state (no SET, LISTEN, cursors or session-level locks), and asyncpg
     still rolls back any transaction left open."""
