@@ -23,17 +23,16 @@ _STANDARD = set(logging.makeLogRecord({}).__dict__) | {
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        out: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        for key, value in record.__dict__.items():
-            if key not in _STANDARD and not key.startswith("_"):
-                out[key] = value
+        out = _head(record.created, record.levelname, record.name, record.getMessage())
+        out.update(_extras(record))
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
+        return orjson.dumps(out, default=str).decode()
+
+    def line(self, created: float, level: str, name: str, msg: str, fields: Fields) -> str:
+        """What `format` makes of a record with these fields and no exception."""
+        out = _head(created, level, name, msg)
+        out.update(fields)
         return orjson.dumps(out, default=str).decode()
 
 
@@ -41,17 +40,38 @@ class TextFormatter(logging.Formatter):
     """`level logger: message key=value …` for people reading a terminal."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line = f"{record.levelname} {record.name}: {record.getMessage()}"
-        extras = " ".join(
-            f"{key}={value}"
-            for key, value in record.__dict__.items()
-            if key not in _STANDARD and not key.startswith("_")
+        line = self.line(
+            record.created, record.levelname, record.name, record.getMessage(), _extras(record)
         )
-        if extras:
-            line = f"{line} {extras}"
         if record.exc_info:
             line = f"{line}\n{self.formatException(record.exc_info)}"
         return line
+
+    def line(self, created: float, level: str, name: str, msg: str, fields: Fields) -> str:
+        line = f"{level} {name}: {msg}"
+        extras = " ".join(f"{key}={value}" for key, value in fields.items())
+        return f"{line} {extras}" if extras else line
+
+
+Fields = dict[str, Any]
+
+
+def _head(created: float, level: str, name: str, msg: str) -> Fields:
+    return {
+        "ts": datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds"),
+        "level": level.lower(),
+        "logger": name,
+        "msg": msg,
+    }
+
+
+def _extras(record: logging.LogRecord) -> Fields:
+    """The fields given with `extra=`, in their order."""
+    return {
+        key: value
+        for key, value in record.__dict__.items()
+        if key not in _STANDARD and not key.startswith("_")
+    }
 
 
 # The logger of the one line written per request (api/middleware.py). Renaming it would
@@ -105,6 +125,45 @@ class BufferedStderrHandler(logging.StreamHandler):
         except Exception:
             self.handleError(record)
 
+    def writes_requests_alone(self) -> bool:
+        """Is this handler, as configured, the only place a request line goes?"""
+        if self.filters or self.level > logging.INFO:
+            return False
+        logger: logging.Logger | None = _REQUEST_LOG
+        while logger is not None:
+            if logger.filters or not logger.propagate:
+                return False
+            if logger.handlers:
+                return logger.parent is None and logger.handlers == [self]
+            logger = logger.parent
+        return False
+
+
+_REQUEST_LOG = logging.getLogger(REQUEST_LOGGER)
+# The handler `configure` installed, for `log_request`.
+_handler: BufferedStderrHandler | None = None
+
+
+def log_request(fields: Fields) -> None:
+    """The one line of a request: an INFO record of logger `chatcrm.request`, message
+    "request", with these fields. When `configure`'s handler is its only destination, the
+    line is formatted and written directly, as logging would have written it: building the
+    record (caller frame, thread, process) and walking the handlers cost about twice the
+    line itself, on every request (docs/performance.md). Anywhere else (a handler added
+    around the service, pytest's log capture), it goes through logging."""
+    handler = _handler
+    if (
+        handler is not None
+        and _REQUEST_LOG.isEnabledFor(logging.INFO)
+        and handler.writes_requests_alone()
+        and isinstance(handler.formatter, JsonFormatter | TextFormatter)
+    ):
+        line = handler.formatter.line(time.time(), "INFO", REQUEST_LOGGER, "request", fields)
+        with handler.lock:  # type: ignore[union-attr]  # made by Handler.__init__
+            handler.stream.write(line + "\n")
+        return
+    _REQUEST_LOG.info("request", extra=fields)
+
 
 # Libraries whose debug lines carry every SQL statement's parameters (password hashes,
 # tokens, channel secrets), and httpx (the Graph API's client), whose info line for every
@@ -120,7 +179,8 @@ def silence_libraries() -> None:
 
 
 def configure(level: str = "info", *, json: bool = True) -> None:
-    handler = BufferedStderrHandler()
+    global _handler
+    handler = _handler = BufferedStderrHandler()
     handler.setFormatter(JsonFormatter() if json else TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -58,6 +58,8 @@ class Call:
         return self.request.headers.get(name)
 
     def query(self, name: str) -> str | None:
+        if not self.request.scope["query_string"]:  # most reads: no query to parse
+            return None
         return self.request.query_params.get(name)
 
     async def codec(self) -> TokenCodec:
@@ -142,6 +144,8 @@ class Call:
 
     def reject_unknown_query(self, allowed: Iterable[str]) -> None:
         """A misspelt filter must not silently return the unfiltered list."""
+        if not self.request.scope["query_string"]:
+            return
         known = set(allowed)
         for name in self.request.query_params:
             if name not in known:

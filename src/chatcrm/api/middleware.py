@@ -20,6 +20,7 @@ from chatcrm.api.routing import ApiRoute, Dispatch, api_routes
 from chatcrm.api.state import STATE_CONNECTION
 from chatcrm.core.errors import PayloadTooLarge, ServiceError
 from chatcrm.db.database import Connection
+from chatcrm.logs import log_request
 
 log = logging.getLogger("chatcrm.request")
 
@@ -93,9 +94,8 @@ class RequestContextMiddleware:
                 self.on_done(scope, status, elapsed)
             if self.access_log:
                 principal = scope.get("state", {}).get("principal")
-                log.info(
-                    "request",
-                    extra={
+                log_request(
+                    {
                         "request_id": scope["state"]["request_id"],
                         "method": scope["method"],
                         "path": scope["path"],
@@ -103,7 +103,7 @@ class RequestContextMiddleware:
                         "status": status,
                         "duration_ms": round(elapsed * 1000, 3),
                         "key_id": getattr(principal, "key_id", None),
-                    },
+                    }
                 )
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> int:

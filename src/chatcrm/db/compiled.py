@@ -30,17 +30,31 @@ Processor = Callable[[Any], Any]
 class Compiled:
     sql: str
     names: tuple[str, ...]  # bound parameter names, in positional order
-    defaults: Mapping[str, Any]  # values fixed in the statement (literals)
-    binders: tuple[Processor | None, ...]
+    # Each positional argument with the statement's own value already bound (its literals:
+    # formats, time zone, JSON keys; `_GIVEN` where the caller must give it), and where
+    # the caller's values go: a read by id binds 26 arguments, two of them the caller's.
+    fixed: tuple[Any, ...]
+    slots: Mapping[str, tuple[Processor | None, tuple[int, ...]]]
+    required: tuple[str, ...]  # the parameters without a value of their own
     keys: tuple[str, ...]  # result column names
     readers: tuple[tuple[int, Processor], ...]  # (column index, processor) where needed
     writes: bool  # INSERT, UPDATE or DELETE (SQLite runs those on its one writer)
 
     def args(self, params: Mapping[str, Any]) -> list[Any]:
-        out = []
-        for name, binder in zip(self.names, self.binders, strict=True):
-            value = params[name] if name in params else self.defaults[name]
-            out.append(binder(value) if binder is not None and value is not None else value)
+        """The positional arguments for `params` (keys the statement does not bind are
+        ignored; a missing required one raises KeyError)."""
+        for name in self.required:
+            if name not in params:
+                raise KeyError(name)
+        out = list(self.fixed)
+        slots = self.slots
+        for name, value in params.items():
+            slot = slots.get(name)
+            if slot is not None:
+                binder, positions = slot
+                bound = binder(value) if binder is not None and value is not None else value
+                for position in positions:
+                    out[position] = bound
         return out
 
     def row(self, values: Sequence[Any]) -> dict[str, Any]:
@@ -52,6 +66,9 @@ class Compiled:
                 row[key] = reader(value)
         return row
 
+
+# Where a caller's value goes, until it is given.
+_GIVEN = object()
 
 _PG_NUMERIC_OID = 1700
 
@@ -90,11 +107,25 @@ def compiled(stmt: ClauseElement, dialect_name: str, keys: Iterable[str] | None 
     binders = tuple(
         result.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names
     )
+    # The values a statement carries itself (literals), bound once here.
     defaults = {
         name: bind.effective_value
         for name, bind in result.binds.items()
         if not bind.required and bind.callable is None
     }
+    slots: dict[str, tuple[Processor | None, tuple[int, ...]]] = {}
+    for position, (name, binder) in enumerate(zip(names, binders, strict=True)):
+        slots[name] = (binder, (*slots.get(name, (None, ()))[1], position))
+    fixed = tuple(
+        _GIVEN
+        if name not in defaults
+        else (
+            binder(defaults[name])
+            if binder is not None and defaults[name] is not None
+            else defaults[name]
+        )
+        for name, binder in zip(names, binders, strict=True)
+    )
     readers = []
     for index, column in enumerate(result_columns):
         reader = _reader(column.type, dialect)
@@ -103,8 +134,9 @@ def compiled(stmt: ClauseElement, dialect_name: str, keys: Iterable[str] | None 
     entry = Compiled(
         sql=result.string,
         names=names,
-        defaults=defaults,
-        binders=binders,
+        fixed=fixed,
+        slots=slots,
+        required=tuple(dict.fromkeys(name for name in names if name not in defaults)),
         keys=tuple(column.keyname for column in result_columns),
         readers=tuple(readers),
         writes=result.string.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"),

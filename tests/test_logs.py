@@ -1,0 +1,131 @@
+"""The request line written directly (logs.log_request) is the line logging would write,
+and logging still decides whenever anything else is listening."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from chatcrm import logs
+
+FIELDS: dict[str, Any] = {
+    "request_id": "0" * 32,
+    "method": "GET",
+    "path": "/api/contact/c1",
+    "route": "/api/contact/{contactId}",
+    "status": 200,
+    "duration_ms": 1.25,
+    "key_id": None,
+}
+
+
+@pytest.fixture
+def configured() -> Iterator[tuple[logs.BufferedStderrHandler, io.StringIO]]:
+    """`logs.configure` as the service runs it, its handler writing into a string."""
+    root = logging.getLogger()
+    handlers, level, before = root.handlers[:], root.level, logs._handler
+    logs.configure("info")
+    handler = logs._handler
+    assert handler is not None
+    out = io.StringIO()
+    handler.setStream(out)
+    try:
+        yield handler, out
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        logs._handler = before
+        logging.getLogger(logs.REQUEST_LOGGER).setLevel(logging.NOTSET)
+
+
+@contextmanager
+def alone(handler: logging.Handler) -> Iterator[None]:
+    """Only the service's handler on the root logger, as in a served process (pytest adds
+    its own while a test runs)."""
+    root = logging.getLogger()
+    others = root.handlers[:]
+    root.handlers[:] = [handler]
+    try:
+        yield
+    finally:
+        root.handlers[:] = others
+
+
+def _through_logging(handler: logging.Handler) -> str:
+    record = logging.getLogger(logs.REQUEST_LOGGER).makeRecord(
+        logs.REQUEST_LOGGER, logging.INFO, __file__, 1, "request", (), None, extra=FIELDS
+    )
+    return handler.format(record)
+
+
+def _without_time(line: str) -> dict[str, Any]:
+    fields: dict[str, Any] = json.loads(line)
+    assert fields.pop("ts").endswith("+00:00")
+    return fields
+
+
+def test_the_direct_line_is_the_line_logging_writes(
+    configured: tuple[logs.BufferedStderrHandler, io.StringIO],
+) -> None:
+    handler, out = configured
+    with alone(handler):
+        assert handler.writes_requests_alone()
+        logs.log_request(dict(FIELDS))
+    (line,) = out.getvalue().splitlines()
+    direct, logged = _without_time(line), _without_time(_through_logging(handler))
+    assert list(direct) == list(logged) and direct == logged
+    assert direct["msg"] == "request" and direct["level"] == "info"
+
+
+def test_the_text_format_too(configured: tuple[logs.BufferedStderrHandler, io.StringIO]) -> None:
+    handler, out = configured
+    handler.setFormatter(logs.TextFormatter())
+    with alone(handler):
+        logs.log_request(dict(FIELDS))
+    assert out.getvalue() == _through_logging(handler) + "\n"
+
+
+def test_another_handler_gets_the_record_and_the_line_is_still_written(
+    configured: tuple[logs.BufferedStderrHandler, io.StringIO],
+) -> None:
+    handler, out = configured
+    seen: list[logging.LogRecord] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    logging.getLogger("chatcrm").addHandler(collect := Collect())
+    try:
+        with alone(handler):
+            assert not handler.writes_requests_alone()
+            logs.log_request(dict(FIELDS))
+    finally:
+        logging.getLogger("chatcrm").removeHandler(collect)
+    (record,) = seen
+    assert record.name == logs.REQUEST_LOGGER and record.getMessage() == "request"
+    assert {key: getattr(record, key) for key in FIELDS} == FIELDS
+    assert len(out.getvalue().splitlines()) == 1
+
+
+def test_a_filter_or_a_higher_level_is_obeyed(
+    configured: tuple[logs.BufferedStderrHandler, io.StringIO],
+) -> None:
+    handler, out = configured
+    with alone(handler):
+        handler.addFilter(lambda record: False)
+        logs.log_request(dict(FIELDS))
+        assert out.getvalue() == ""
+        handler.filters.clear()
+        logging.getLogger(logs.REQUEST_LOGGER).setLevel(logging.WARNING)
+        logs.log_request(dict(FIELDS))
+        assert out.getvalue() == ""
+        logging.getLogger(logs.REQUEST_LOGGER).setLevel(logging.NOTSET)
+        logs.log_request(dict(FIELDS))
+        assert out.getvalue() != ""
