@@ -1,4 +1,4 @@
-"""The request line written directly (logs.log_request) is the line logging would write,
+"""The per-request line written directly (logs.log_fields) is the line logging would write,
 and logging still decides whenever anything else is listening."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 
 from chatcrm import logs
 
+REQUEST = logging.getLogger(logs.REQUEST_LOGGER)
 FIELDS: dict[str, Any] = {
     "request_id": "0" * 32,
     "method": "GET",
@@ -75,8 +76,8 @@ def test_the_direct_line_is_the_line_logging_writes(
 ) -> None:
     handler, out = configured
     with alone(handler):
-        assert handler.writes_requests_alone()
-        logs.log_request(dict(FIELDS))
+        assert handler.writes_alone(REQUEST, logging.INFO)
+        logs.log_fields(REQUEST, logging.INFO, "request", dict(FIELDS))
     (line,) = out.getvalue().splitlines()
     direct, logged = _without_time(line), _without_time(_through_logging(handler))
     assert list(direct) == list(logged) and direct == logged
@@ -87,7 +88,7 @@ def test_the_text_format_too(configured: tuple[logs.BufferedStderrHandler, io.St
     handler, out = configured
     handler.setFormatter(logs.TextFormatter())
     with alone(handler):
-        logs.log_request(dict(FIELDS))
+        logs.log_fields(REQUEST, logging.INFO, "request", dict(FIELDS))
     assert out.getvalue() == _through_logging(handler) + "\n"
 
 
@@ -104,8 +105,8 @@ def test_another_handler_gets_the_record_and_the_line_is_still_written(
     logging.getLogger("chatcrm").addHandler(collect := Collect())
     try:
         with alone(handler):
-            assert not handler.writes_requests_alone()
-            logs.log_request(dict(FIELDS))
+            assert not handler.writes_alone(REQUEST, logging.INFO)
+            logs.log_fields(REQUEST, logging.INFO, "request", dict(FIELDS))
     finally:
         logging.getLogger("chatcrm").removeHandler(collect)
     (record,) = seen
@@ -120,12 +121,45 @@ def test_a_filter_or_a_higher_level_is_obeyed(
     handler, out = configured
     with alone(handler):
         handler.addFilter(lambda record: False)
-        logs.log_request(dict(FIELDS))
+        logs.log_fields(REQUEST, logging.INFO, "request", dict(FIELDS))
         assert out.getvalue() == ""
         handler.filters.clear()
         logging.getLogger(logs.REQUEST_LOGGER).setLevel(logging.WARNING)
-        logs.log_request(dict(FIELDS))
+        logs.log_fields(REQUEST, logging.INFO, "request", dict(FIELDS))
         assert out.getvalue() == ""
         logging.getLogger(logs.REQUEST_LOGGER).setLevel(logging.NOTSET)
-        logs.log_request(dict(FIELDS))
+        logs.log_fields(REQUEST, logging.INFO, "request", dict(FIELDS))
         assert out.getvalue() != ""
+
+
+class Counting(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.flushes = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+        super().flush()
+
+
+def test_routine_lines_wait_in_the_buffer_and_any_other_line_takes_them_out(
+    configured: tuple[logs.BufferedStderrHandler, io.StringIO],
+) -> None:
+    handler, _ = configured
+    handler.setStream(out := Counting())
+    webhooks = logging.getLogger(logs.WEBHOOK_LOGGER)
+    with alone(handler):
+        out.flushes = 0
+        logs.log_fields(REQUEST, logging.INFO, "request", dict(FIELDS))
+        logs.log_fields(webhooks, logging.INFO, "webhook attempt", {"result": "succeeded"})
+        assert out.flushes == 0 and len(out.getvalue().splitlines()) == 2
+        logs.log_fields(webhooks, logging.WARNING, "webhook attempt", {"result": "failed"})
+        assert out.flushes == 1
+        logging.getLogger("chatcrm.events").info("published")
+        assert out.flushes == 2
+    assert [json.loads(line)["level"] for line in out.getvalue().splitlines()] == [
+        "info",
+        "info",
+        "warning",
+        "info",
+    ]

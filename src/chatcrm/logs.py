@@ -74,18 +74,22 @@ def _extras(record: logging.LogRecord) -> Fields:
     }
 
 
-# The logger of the one line written per request (api/middleware.py). Renaming it would
-# only make those lines unbuffered again (one write each), never lose them.
+# The loggers of the lines written once per request (api/middleware.py) and once per
+# webhook attempt (webhooks/dispatcher.py). Renaming one would only make its lines
+# unbuffered again (one write each), never lose them.
 REQUEST_LOGGER = "chatcrm.request"
+WEBHOOK_LOGGER = "chatcrm.webhooks"
+ROUTINE_LOGGERS = frozenset({REQUEST_LOGGER, WEBHOOK_LOGGER})
 
 
 class BufferedStderrHandler(logging.StreamHandler):
     """Writes log lines to stderr through a 64 KiB buffer: one write per request line would
-    be one system call per request on the hot path.
+    be one system call per request on the hot path (and per webhook attempt).
 
-    Only the request lines of logger `chatcrm.request` below warning level wait in the
-    buffer, for at most half a second. Every other line (start-up, shutdown, warnings,
-    errors) is written at once and takes the waiting lines out with it.
+    Only the routine lines (below warning level) of the request and webhook-attempt
+    loggers (ROUTINE_LOGGERS) wait in the buffer, for at most half a second. Every other
+    line (start-up, shutdown, warnings, errors) is written at once and takes the waiting
+    lines out with it.
 
     Why not flush at exit only: after a graceful shutdown on SIGTERM, uvicorn restores the
     default signal handler and raises the signal again (Server.capture_signals), in the
@@ -119,50 +123,54 @@ class BufferedStderrHandler(logging.StreamHandler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self.stream.write(self.format(record) + "\n")
-            if record.levelno >= logging.WARNING or record.name != REQUEST_LOGGER:
-                self.flush()
+            self._write(self.format(record), record.levelno, record.name)
         except Exception:
             self.handleError(record)
 
-    def writes_requests_alone(self) -> bool:
-        """Is this handler, as configured, the only place a request line goes?"""
-        if self.filters or self.level > logging.INFO:
+    def _write(self, line: str, level: int, name: str) -> None:
+        self.stream.write(line + "\n")
+        if level >= logging.WARNING or name not in ROUTINE_LOGGERS:
+            self.flush()
+
+    def writes_alone(self, logger: logging.Logger, level: int) -> bool:
+        """Is this handler, as configured, the only place a line of `logger` at `level`
+        goes?"""
+        if self.filters or self.level > level:
             return False
-        logger: logging.Logger | None = _REQUEST_LOG
-        while logger is not None:
-            if logger.filters or not logger.propagate:
+        current: logging.Logger | None = logger
+        while current is not None:
+            if current.filters or not current.propagate:
                 return False
-            if logger.handlers:
-                return logger.parent is None and logger.handlers == [self]
-            logger = logger.parent
+            if current.handlers:
+                return current.parent is None and current.handlers == [self]
+            current = current.parent
         return False
 
 
-_REQUEST_LOG = logging.getLogger(REQUEST_LOGGER)
-# The handler `configure` installed, for `log_request`.
+# The handler `configure` installed, for `log_fields`.
 _handler: BufferedStderrHandler | None = None
 
 
-def log_request(fields: Fields) -> None:
-    """The one line of a request: an INFO record of logger `chatcrm.request`, message
-    "request", with these fields. When `configure`'s handler is its only destination, the
-    line is formatted and written directly, as logging would have written it: building the
+def log_fields(logger: logging.Logger, level: int, msg: str, fields: Fields) -> None:
+    """`logger.log(level, msg, extra=fields)`, for the lines written once per request or
+    webhook attempt. When `configure`'s handler is the line's only destination, the line
+    is formatted and written directly, as logging would have written it: building the
     record (caller frame, thread, process) and walking the handlers cost about twice the
-    line itself, on every request (docs/performance.md). Anywhere else (a handler added
-    around the service, pytest's log capture), it goes through logging."""
+    line itself (docs/performance.md). Anywhere else (a handler added around the service,
+    pytest's log capture), it goes through logging."""
     handler = _handler
     if (
         handler is not None
-        and _REQUEST_LOG.isEnabledFor(logging.INFO)
-        and handler.writes_requests_alone()
+        and logger.isEnabledFor(level)
+        and handler.writes_alone(logger, level)
         and isinstance(handler.formatter, JsonFormatter | TextFormatter)
     ):
-        line = handler.formatter.line(time.time(), "INFO", REQUEST_LOGGER, "request", fields)
+        name = logging.getLevelName(level)
+        line = handler.formatter.line(time.time(), name, logger.name, msg, fields)
         with handler.lock:  # type: ignore[union-attr]  # made by Handler.__init__
-            handler.stream.write(line + "\n")
+            handler._write(line, level, logger.name)
         return
-    _REQUEST_LOG.info("request", extra=fields)
+    logger.log(level, msg, extra=fields)
 
 
 # Libraries whose debug lines carry every SQL statement's parameters (password hashes,

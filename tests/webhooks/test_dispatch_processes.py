@@ -96,8 +96,11 @@ def test_deliveries_committed_before_a_serve_process_was_killed_are_sent_by_the_
         server.process.wait(timeout=10)
     with serve(dispatch_url, env=env) as server:
         [got] = receiver.wait_for(1, "/later", timeout=10)
-        time.sleep(0.3)
-        output = server.output()
+        # A routine attempt's line waits in the log buffer for up to half a second (logs.py).
+        deadline = time.monotonic() + 5
+        while '"msg":"webhook attempt"' not in (output := server.output()):
+            assert time.monotonic() < deadline, output
+            time.sleep(0.1)
     assert got.headers["webhook-id"] == event_id
     assert _delivery(dispatch_url, endpoint, event_id)["status"] == "succeeded"
     assert '"msg":"webhook attempt"' in output

@@ -20,9 +20,9 @@ from chatcrm.api.routing import ApiRoute, Dispatch, api_routes
 from chatcrm.api.state import STATE_CONNECTION
 from chatcrm.core.errors import PayloadTooLarge, ServiceError
 from chatcrm.db.database import Connection
-from chatcrm.logs import log_request
+from chatcrm.logs import REQUEST_LOGGER, log_fields
 
-log = logging.getLogger("chatcrm.request")
+log = logging.getLogger(REQUEST_LOGGER)
 
 _CLIENT_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
 
@@ -94,7 +94,10 @@ class RequestContextMiddleware:
                 self.on_done(scope, status, elapsed)
             if self.access_log:
                 principal = scope.get("state", {}).get("principal")
-                log_request(
+                log_fields(
+                    log,
+                    logging.INFO,
+                    "request",
                     {
                         "request_id": scope["state"]["request_id"],
                         "method": scope["method"],
@@ -103,7 +106,7 @@ class RequestContextMiddleware:
                         "status": status,
                         "duration_ms": round(elapsed * 1000, 3),
                         "key_id": getattr(principal, "key_id", None),
-                    }
+                    },
                 )
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> int:

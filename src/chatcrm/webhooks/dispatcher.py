@@ -27,6 +27,7 @@ import aiohttp
 from chatcrm.config import Settings
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Database
+from chatcrm.logs import WEBHOOK_LOGGER, log_fields
 from chatcrm.webhooks import sender
 from chatcrm.webhooks.claims import (
     EVER,
@@ -49,7 +50,7 @@ from chatcrm.webhooks.outcomes import (
 from chatcrm.webhooks.schedule import RetrySchedule
 from chatcrm.webhooks.windows import Windows
 
-log = logging.getLogger("chatcrm.webhooks")
+log = logging.getLogger(WEBHOOK_LOGGER)
 
 IDLE_POLL_SECONDS = 0.25
 # The claims' low-water mark (claims.low_water) is found again this often (from the
@@ -353,4 +354,4 @@ def _log_attempt(c: Claimed, verdict: Verdict, disabled: str | None, started: fl
     # is what an operator looks for.
     routine = result in ("succeeded", "retry") and disabled is None and verdict.error != INTERRUPTED
     level = logging.INFO if routine else logging.WARNING
-    log.log(level, "webhook attempt", extra=extra)
+    log_fields(log, level, "webhook attempt", extra)
