@@ -136,3 +136,49 @@ def test_a_pool_of_one_serves_concurrent_requests(postgres_url: str) -> None:
 
     for response in asyncio.run(run()):
         assert response.status_code == 200, response.text
+
+
+@pytest.mark.postgres_only
+def test_a_request_waits_for_a_full_pool_only_as_long_as_the_connect_timeout(
+    postgres_url: str,
+) -> None:
+    """operations.md 3.3: with every connection of the pool lent out, a request waits up to
+    CHATCRM_DB_CONNECT_TIMEOUT for one, then answers 503; once one is back, it is served."""
+    account = new_account(postgres_url)
+    settings = Settings(
+        database_url=postgres_url,
+        rate_limit=0,
+        access_log=False,
+        db_pool_size=1,
+        db_max_overflow=0,
+        db_connect_timeout=0.5,
+    )
+    app = create_app(settings)
+    headers = {
+        "Authorization": f"Bearer {account.api_key}",
+        "x-workspace-id": account.workspace_id,
+    }
+
+    async def run() -> tuple[httpx.Response, float, httpx.Response]:
+        async with app.router.lifespan_context(app):
+            db = app.state.db
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://test", headers=headers, timeout=30
+            ) as client:
+                await client.get("/api/contact")  # the key is cached: no second connection
+                held = await db.acquire(writer=False)  # the pool's only connection
+                started = asyncio.get_running_loop().time()
+                try:
+                    refused = await client.get("/api/contact")
+                finally:
+                    waited = asyncio.get_running_loop().time() - started
+                    await held.release(held.raw)
+                served = await client.get("/api/contact")
+                return refused, waited, served
+
+    refused, waited, served = asyncio.run(run())
+    assert refused.status_code == 503, refused.text
+    assert refused.json()["errorCode"] is not None
+    assert 0.4 <= waited < 3, waited
+    assert served.status_code == 200, served.text

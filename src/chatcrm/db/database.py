@@ -41,6 +41,7 @@ class Database:
         self.dialect = parsed.get_backend_name()
         self._url = parsed
         self._pg: asyncpg.Pool | None = None
+        self._pg_max = settings.db_pool_size + settings.db_max_overflow
         self._pg_lock = asyncio.Lock()
         if self.dialect == "sqlite":
             path = parsed.database or ""
@@ -106,7 +107,14 @@ class Database:
         if self.dialect == "postgresql":
             try:
                 pool = await self._pool()
-                raw = await pool.acquire(timeout=self.settings.db_connect_timeout)
+                # While fewer are lent out than the pool holds, a connection is handed over
+                # at once (or opened, within the connect timeout): only waiting for one
+                # needs the acquire's own timeout, an asyncio timer armed and cancelled.
+                raw = await (
+                    pool.acquire()
+                    if self.in_use < self._pg_max
+                    else pool.acquire(timeout=self.settings.db_connect_timeout)
+                )
             except Exception as exc:
                 raise translate(exc) from exc
             release = pool.release
@@ -139,7 +147,7 @@ class Database:
                     self._pg = await asyncpg.create_pool(
                         **self._pg_address(),
                         min_size=0,
-                        max_size=s.db_pool_size + s.db_max_overflow,
+                        max_size=self._pg_max,
                         max_inactive_connection_lifetime=300,
                         timeout=s.db_connect_timeout,
                         command_timeout=s.db_statement_timeout,
