@@ -163,3 +163,17 @@ def test_routine_lines_wait_in_the_buffer_and_any_other_line_takes_them_out(
         "warning",
         "info",
     ]
+
+
+def test_a_line_that_cannot_be_written_never_fails_the_request(
+    configured: tuple[logs.BufferedStderrHandler, io.StringIO],
+) -> None:
+    handler, _ = configured
+
+    class Broken(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError("disk full")
+
+    handler.setStream(Broken())
+    with alone(handler):
+        logs.log_fields(REQUEST, logging.INFO, "request", dict(FIELDS))

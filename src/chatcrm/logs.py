@@ -165,11 +165,14 @@ def log_fields(logger: logging.Logger, level: int, msg: str, fields: Fields) -> 
         and handler.writes_alone(logger, level)
         and isinstance(handler.formatter, JsonFormatter | TextFormatter)
     ):
-        name = logging.getLevelName(level)
-        line = handler.formatter.line(time.time(), name, logger.name, msg, fields)
-        with handler.lock:  # type: ignore[union-attr]  # made by Handler.__init__
-            handler._write(line, level, logger.name)
-        return
+        try:
+            name = logging.getLevelName(level)
+            line = handler.formatter.line(time.time(), name, logger.name, msg, fields)
+            with handler.lock:  # type: ignore[union-attr]  # made by Handler.__init__
+                handler._write(line, level, logger.name)
+            return
+        except Exception:  # logging's own path, below, reports it (Handler.handleError)
+            pass
     logger.log(level, msg, extra=fields)
 
 
