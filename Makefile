@@ -29,10 +29,9 @@ $(DEV_STAMP): pyproject.toml sdk/python/pyproject.toml scripts/make_venv.py
 run: $(RUN_STAMP)
 	$(BIN)/chatcrm serve $(ARGS)
 
-# Three test processes (pytest-xdist): with two, the suite waits on its servers and
-# databases and leaves the machine's two cores partly idle (docs/performance.md).
-# PYTEST_WORKERS=0 runs it in this process.
-PYTEST_WORKERS ?= 3
+# Two test processes (pytest-xdist): the suite waits on servers and databases as much as
+# it computes. PYTEST_WORKERS=0 runs it in this process.
+PYTEST_WORKERS ?= 2
 
 test: $(DEV_STAMP)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
