@@ -293,9 +293,12 @@ def create_migrated_pg_database(admin_url: str = PG_ADMIN_URL) -> str:
 
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
-    """A migrated database of its own on the test PostgreSQL, for what only PostgreSQL
-    has (pool sizes, concurrent writers)."""
-    url = create_migrated_pg_database()
+    """A migrated database of its own, for what only PostgreSQL has (pool sizes,
+    concurrent writers). On this process's own server: these tests hold connections and
+    transactions open on purpose, and creating and dropping a database holds a transaction
+    too, whose id would keep the feed readers of the other test process's databases
+    behind it (own_pg_admin_url)."""
+    url = create_migrated_pg_database(own_pg_admin_url())
     try:
         yield url
     finally:

@@ -23,7 +23,7 @@ from chatcrm.app import create_app
 from chatcrm.config import Settings
 from chatcrm.db.schema import idempotency_keys
 from tests.client import Api, error, error_fields, ok_data, unique_email
-from tests.conftest import new_account
+from tests.conftest import migrated_database, new_account
 from tests.reliability.conftest import AsyncApi, add_key, app_client, sql
 
 CREATED = "Contact created successfully."
@@ -358,10 +358,24 @@ async def test_a_429_is_not_stored(settings: Settings, database_url: str) -> Non
 
 
 async def test_a_5xx_is_not_stored_and_the_retry_runs(
-    settings: Settings, database_url: str, backend: str
+    settings: Settings,
+    database_url: str,
+    backend: str,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """While the database cannot take the write the answer is 503; nothing is kept of it, so
     the retry with the same key is done for real."""
+    if backend != "postgresql":
+        await _a_5xx_is_not_stored(settings, database_url, backend)
+        return
+    # The write is blocked by a transaction held for a second: on a database of this
+    # process's own server, so that the feed's gate keeps no other test's reader behind it
+    # (tests/conftest.py, own_pg_admin_url).
+    with migrated_database(backend, tmp_path_factory, own_server=True) as own:
+        await _a_5xx_is_not_stored(settings.model_copy(update={"database_url": own}), own, backend)
+
+
+async def _a_5xx_is_not_stored(settings: Settings, database_url: str, backend: str) -> None:
     account = await asyncio.to_thread(new_account, database_url)
     impatient = settings.model_copy(
         update={"db_statement_timeout": 1, "sqlite_busy_timeout_ms": 200}
