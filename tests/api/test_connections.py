@@ -8,7 +8,8 @@ once (`peak_in_use`); requests are sent one at a time, so the peak of each is it
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -16,6 +17,7 @@ import pytest
 
 from chatcrm.app import create_app
 from chatcrm.config import Settings
+from chatcrm.db.database import Database
 from tests.client import Api, unique_email, unique_phone
 from tests.conftest import new_account
 
@@ -96,11 +98,11 @@ def test_no_request_holds_two_connections(api: Api, database_url: str) -> None:
         assert db.in_use == 0, f"{label}: a connection was not given back"
 
 
-@pytest.mark.postgres_only
-def test_a_pool_of_one_serves_concurrent_requests(postgres_url: str) -> None:
-    """With one pooled connection, requests that needed two (an idempotent POST reading
-    while its transaction is open) would wait for themselves and time out as 503."""
-    database_url = postgres_url
+@asynccontextmanager
+async def pool_of_one(
+    database_url: str, connect_timeout: float
+) -> AsyncIterator[tuple[Database, httpx.AsyncClient]]:
+    """The app with a pool of one connection, running, and a client of a new account."""
     account = new_account(database_url)
     settings = Settings(
         database_url=database_url,
@@ -108,31 +110,39 @@ def test_a_pool_of_one_serves_concurrent_requests(postgres_url: str) -> None:
         access_log=False,
         db_pool_size=1,
         db_max_overflow=0,
-        db_connect_timeout=3,
+        db_connect_timeout=connect_timeout,
     )
     app = create_app(settings)
     headers = {
         "Authorization": f"Bearer {account.api_key}",
         "x-workspace-id": account.workspace_id,
     }
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://test", headers=headers, timeout=30
+        ) as client:
+            yield app.state.db, client
+
+
+@pytest.mark.postgres_only
+def test_a_pool_of_one_serves_concurrent_requests(postgres_url: str) -> None:
+    """With one pooled connection, requests that needed two (an idempotent POST reading
+    while its transaction is open) would wait for themselves and time out as 503."""
 
     async def run() -> list[httpx.Response]:
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(
-                transport=transport, base_url="http://test", headers=headers, timeout=30
-            ) as client:
+        async with pool_of_one(postgres_url, connect_timeout=3) as (_, client):
 
-                def create(i: int) -> Any:
-                    return client.post(
-                        "/api/contact",
-                        headers={"Idempotency-Key": f"pool-{i}"},
-                        json={"name": f"P{i}", "email": f"pool{i}@example.com"},
-                    )
+            def create(i: int) -> Any:
+                return client.post(
+                    "/api/contact",
+                    headers={"Idempotency-Key": f"pool-{i}"},
+                    json={"name": f"P{i}", "email": f"pool{i}@example.com"},
+                )
 
-                requests = [create(i) for i in range(12)]
-                requests += [client.get("/api/contact") for _ in range(6)]
-                return list(await asyncio.gather(*requests))
+            requests = [create(i) for i in range(12)]
+            requests += [client.get("/api/contact") for _ in range(6)]
+            return list(await asyncio.gather(*requests))
 
     for response in asyncio.run(run()):
         assert response.status_code == 200, response.text
@@ -144,38 +154,19 @@ def test_a_request_waits_for_a_full_pool_only_as_long_as_the_connect_timeout(
 ) -> None:
     """operations.md 3.3: with every connection of the pool lent out, a request waits up to
     CHATCRM_DB_CONNECT_TIMEOUT for one, then answers 503; once one is back, it is served."""
-    account = new_account(postgres_url)
-    settings = Settings(
-        database_url=postgres_url,
-        rate_limit=0,
-        access_log=False,
-        db_pool_size=1,
-        db_max_overflow=0,
-        db_connect_timeout=0.5,
-    )
-    app = create_app(settings)
-    headers = {
-        "Authorization": f"Bearer {account.api_key}",
-        "x-workspace-id": account.workspace_id,
-    }
 
     async def run() -> tuple[httpx.Response, float, httpx.Response]:
-        async with app.router.lifespan_context(app):
-            db = app.state.db
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(
-                transport=transport, base_url="http://test", headers=headers, timeout=30
-            ) as client:
-                await client.get("/api/contact")  # the key is cached: no second connection
-                held = await db.acquire(writer=False)  # the pool's only connection
-                started = asyncio.get_running_loop().time()
-                try:
-                    refused = await client.get("/api/contact")
-                finally:
-                    waited = asyncio.get_running_loop().time() - started
-                    await held.release(held.raw)
-                served = await client.get("/api/contact")
-                return refused, waited, served
+        async with pool_of_one(postgres_url, connect_timeout=0.5) as (db, client):
+            await client.get("/api/contact")  # the key is cached: no second connection
+            held = await db.acquire(writer=False)  # the pool's only connection
+            started = asyncio.get_running_loop().time()
+            try:
+                refused = await client.get("/api/contact")
+            finally:
+                waited = asyncio.get_running_loop().time() - started
+                await held.release(held.raw)
+            served = await client.get("/api/contact")
+            return refused, waited, served
 
     refused, waited, served = asyncio.run(run())
     assert refused.status_code == 503, refused.text

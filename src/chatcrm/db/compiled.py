@@ -52,7 +52,7 @@ class Compiled:
             slot = slots.get(name)
             if slot is not None:
                 binder, positions = slot
-                bound = binder(value) if binder is not None and value is not None else value
+                bound = _bind(binder, value)
                 for position in positions:
                     out[position] = bound
         return out
@@ -69,6 +69,12 @@ class Compiled:
 
 # Where a caller's value goes, until it is given.
 _GIVEN = object()
+
+
+def _bind(binder: Processor | None, value: Any) -> Any:
+    """A value as the driver takes it (SQLAlchemy's bind processor; NULL as it is)."""
+    return binder(value) if binder is not None and value is not None else value
+
 
 _PG_NUMERIC_OID = 1700
 
@@ -113,17 +119,12 @@ def compiled(stmt: ClauseElement, dialect_name: str, keys: Iterable[str] | None 
         for name, bind in result.binds.items()
         if not bind.required and bind.callable is None
     }
-    slots: dict[str, tuple[Processor | None, tuple[int, ...]]] = {}
-    for position, (name, binder) in enumerate(zip(names, binders, strict=True)):
-        slots[name] = (binder, (*slots.get(name, (None, ()))[1], position))
+    positions: dict[str, list[int]] = {}
+    for position, name in enumerate(names):
+        positions.setdefault(name, []).append(position)
+    slots = {name: (binders[at[0]], tuple(at)) for name, at in positions.items()}
     fixed = tuple(
-        _GIVEN
-        if name not in defaults
-        else (
-            binder(defaults[name])
-            if binder is not None and defaults[name] is not None
-            else defaults[name]
-        )
+        _bind(binder, defaults[name]) if name in defaults else _GIVEN
         for name, binder in zip(names, binders, strict=True)
     )
     readers = []
