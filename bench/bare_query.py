@@ -35,13 +35,13 @@ from sqlalchemy.engine import make_url
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.db import keyset
 from chatcrm.db.compiled import Compiled, compiled
-from chatcrm.db.database import keep_session
+from chatcrm.db.pg_pool import PgPool
 from chatcrm.records import listing, statements
 
 _CASE = os.environ.get("CHATCRM_BARE_CASE", "get_contact")
 _WORKSPACE = os.environ.get("CHATCRM_BARE_WORKSPACE", "")
 _IDS = Path(os.environ.get("CHATCRM_BARE_IDS", "/dev/null")).read_text().split()
-_pool: asyncpg.Pool | None = None
+_pool: PgPool | None = None
 
 
 def _list_first_page() -> Compiled:
@@ -78,23 +78,23 @@ _UPDATE_EVENT = compiled(
 _BODY = orjson.dumps({"type": "contact.updated", "data": {"padding": "x" * 1400}}).decode()
 
 
-async def _get_pool() -> asyncpg.Pool:
+async def _get_pool() -> PgPool:
     global _pool
     if _pool is None:
         url = make_url(os.environ["CHATCRM_BARE_URL"])
-        _pool = await asyncpg.create_pool(
-            host=url.query.get("host") or url.host,  # ?host=/dir for a Unix socket
-            port=url.port,
-            user=url.username,
-            password=url.password,
-            database=url.database,
-            min_size=4,
-            max_size=4,
-            # As chatcrm's own pool (db/database.py): no reset query on release. asyncpg's
-            # default sends one, a second round trip per request the floor would pay and
-            # chatcrm does not.
-            reset=keep_session,
-        )
+
+        def connect() -> Any:
+            return asyncpg.connect(
+                host=url.query.get("host") or url.host,  # ?host=/dir for a Unix socket
+                port=url.port,
+                user=url.username,
+                password=url.password,
+                database=url.database,
+            )
+
+        # chatcrm's own pool (db/pg_pool.py): a floor lends and takes back its connections
+        # exactly as chatcrm does, so what it saves there is not counted as chatcrm's own.
+        _pool = PgPool(connect, max_size=4)
     return _pool
 
 
@@ -130,8 +130,11 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
     pool = await _get_pool()
-    async with pool.acquire() as conn:
+    conn = await pool.acquire()
+    try:
         answer = await _answer(conn)
+    finally:
+        pool.release(conn)
     body = orjson.dumps(answer, default=str)
     await send(
         {

@@ -7,17 +7,17 @@ connection is taken from the pool at the first statement and given back, once, b
 single-statement update, is one round trip) until `begin()` opens the transaction that
 `finish()` ends. Services and repositories receive this connection; they never open one.
 
-PostgreSQL runs on an asyncpg pool. SQLite runs on aiosqlite connections: a few readers,
-and one writer per process (SQLite has one write lock anyway, and queueing here is cheaper
-and fairer than spinning on SQLITE_BUSY), in WAL mode with a busy timeout and foreign keys
-on. A request on SQLite starts on a reader; its first write (or `begin()`) gives the reader
-back and continues on the writer, inside `BEGIN IMMEDIATE`: never two connections at once.
+PostgreSQL runs on asyncpg connections, lent by a pool of ours (db/pg_pool.py). SQLite
+runs on aiosqlite connections: a few readers, and one writer per process (SQLite has one
+write lock anyway, and queueing here is cheaper and fairer than spinning on SQLITE_BUSY),
+in WAL mode with a busy timeout and foreign keys on. A request on SQLite starts on a
+reader; its first write (or `begin()`) gives the reader back and continues on the writer,
+inside `BEGIN IMMEDIATE`: never two connections at once.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -29,6 +29,7 @@ from chatcrm.config import Settings
 from chatcrm.db.connection import Connection, Held, Row
 from chatcrm.db.engine import async_url
 from chatcrm.db.errors import Unavailable, translate
+from chatcrm.db.pg_pool import PgPool
 from chatcrm.db.sqlite_pool import SqlitePool
 
 
@@ -40,9 +41,8 @@ class Database:
         parsed = async_url(url or settings.database_url)
         self.dialect = parsed.get_backend_name()
         self._url = parsed
-        self._pg: asyncpg.Pool | None = None
+        self._pg: PgPool | None = None
         self._pg_max = settings.db_pool_size + settings.db_max_overflow
-        self._pg_lock = asyncio.Lock()
         if self.dialect == "sqlite":
             path = parsed.database or ""
             self._readers = SqlitePool(path, 4, settings)
@@ -105,56 +105,61 @@ class Database:
     async def acquire(self, *, writer: bool) -> Held:
         """A driver connection (SQLite: the writer or a reader) and the way to give it back."""
         if self.dialect == "postgresql":
+            pool = self._pool()
             try:
-                pool = await self._pool()
-                # While fewer are lent out than the pool holds, a connection is handed over
-                # at once (or opened, within the connect timeout): only waiting for one
-                # needs the acquire's own timeout, an asyncio timer armed and cancelled.
-                raw = await (
-                    pool.acquire()
-                    if self.in_use < self._pg_max
-                    else pool.acquire(timeout=self.settings.db_connect_timeout)
-                )
+                raw = await pool.acquire()
             except Exception as exc:
                 raise translate(exc) from exc
-            release = pool.release
-        else:
-            sqlite_pool = self._writers if writer else self._readers
-            try:
-                raw = await sqlite_pool.acquire()
-            except (aiosqlite.Error, OSError) as exc:
-                raise translate(exc) from exc
-            release = sqlite_pool.release
-        self.in_use += 1
-        self.peak_in_use = max(self.peak_in_use, self.in_use)
+            self._lent()
+
+            async def give_back_pg(raw_conn: Any) -> None:
+                self.in_use -= 1
+                pool.release(raw_conn)
+
+            return Held(raw, give_back_pg, writer=writer)
+        sqlite_pool = self._writers if writer else self._readers
+        try:
+            raw = await sqlite_pool.acquire()
+        except (aiosqlite.Error, OSError) as exc:
+            raise translate(exc) from exc
+        self._lent()
 
         async def give_back(raw_conn: Any) -> None:
             self.in_use -= 1
-            await release(raw_conn)
+            await sqlite_pool.release(raw_conn)
 
         return Held(raw, give_back, writer=writer)
+
+    def _lent(self) -> None:
+        self.in_use += 1
+        self.peak_in_use = max(self.peak_in_use, self.in_use)
 
     def reset_peak(self) -> None:
         self.peak_in_use = self.in_use
 
-    async def _pool(self) -> asyncpg.Pool:
+    def _pool(self) -> PgPool:
         if self._pg is None:
-            async with self._pg_lock:
-                if self._pg is None:
-                    s = self.settings
-                    # min_size 0: the service starts, and answers 503, while the database
-                    # is down; connections are opened on demand and replaced when broken.
-                    self._pg = await asyncpg.create_pool(
-                        **self._pg_address(),
-                        min_size=0,
-                        max_size=self._pg_max,
-                        max_inactive_connection_lifetime=300,
-                        timeout=s.db_connect_timeout,
-                        command_timeout=s.db_statement_timeout,
-                        statement_cache_size=1024,
-                        reset=keep_session,
-                        server_settings=_SESSION_SETTINGS,
-                    )
+            s = self.settings
+            address = self._pg_address()
+
+            def connect() -> Awaitable[asyncpg.Connection]:
+                return asyncpg.connect(
+                    **address,
+                    timeout=s.db_connect_timeout,
+                    command_timeout=s.db_statement_timeout,
+                    statement_cache_size=1024,
+                    server_settings=_SESSION_SETTINGS,
+                )
+
+            # None open at start: the service starts, and answers 503, while the database
+            # is down; connections are opened on demand and replaced when broken.
+            # A caller waits for a connection at most the connect timeout (then 503).
+            self._pg = PgPool(
+                connect,
+                max_size=self._pg_max,
+                wait_seconds=s.db_connect_timeout,
+                max_idle_seconds=300,
+            )
         return self._pg
 
     def _pg_address(self) -> dict[str, Any]:
@@ -207,12 +212,6 @@ _CITUS_INSTALLED = text("SELECT count(*) AS n FROM pg_extension WHERE extname = 
 # estimates, e.g. for asyncpg's type introspection or a pipeline aggregate) would add
 # tens to hundreds of milliseconds to it.
 _SESSION_SETTINGS = {"application_name": "chatcrm", "jit": "off"}
-
-
-async def keep_session(_: asyncpg.Connection) -> None:
-    """Replaces asyncpg's reset query on release (one round trip per request): we never
-    change session state (no SET, LISTEN, cursors or session-level locks), and asyncpg
-    still rolls back any transaction left open."""
 
 
 __all__ = ["Connection", "Database", "Row", "Unavailable"]
