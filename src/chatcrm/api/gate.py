@@ -11,11 +11,12 @@ import secrets
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import urlsplit
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from chatcrm.api.errors import render
 from chatcrm.api.ratelimit import Limiter
 from chatcrm.api.state import (
+    STATE_ANSWER_HEADERS,
     STATE_AUTH_ERROR,
     STATE_CONNECTION,
     STATE_PRINCIPAL,
@@ -127,9 +128,6 @@ class GateMiddleware:
             await refused(scope, receive, send)
             return
 
-        async def send_with_limits(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *headers]
-            await send(message)
-
-        await self.app(scope, receive, send_with_limits)
+        # Added to the answer by the request context (api/middleware.py), with its id.
+        request_state[STATE_ANSWER_HEADERS] = headers
+        await self.app(scope, receive, send)

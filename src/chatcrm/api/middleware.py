@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api.errors import internal_error, is_unavailable, render, unavailable
 from chatcrm.api.routing import ApiRoute, Dispatch, api_routes
-from chatcrm.api.state import STATE_CONNECTION
+from chatcrm.api.state import STATE_ANSWER_HEADERS, STATE_CONNECTION
 from chatcrm.core.errors import PayloadTooLarge, ServiceError
 from chatcrm.db.database import Connection
 from chatcrm.logs import REQUEST_LOGGER, log_fields
@@ -72,7 +72,10 @@ class RequestContextMiddleware:
 
     def _match(self, scope: Scope) -> None:
         """Find the request's route first of all, so that every answer, also one given
-        before routing (429, an idempotent replay), is counted and logged by its route."""
+        before routing (429, an idempotent replay), is counted and logged by its route.
+        The app's shortcut (app.py) has found it already."""
+        if "route" in scope:
+            return
         if self._dispatch is None:
             # Derived from the app's own routes, once they are all in place.
             self._dispatch = Dispatch(api_routes(scope["app"].router.routes))
@@ -130,7 +133,8 @@ class RequestContextMiddleware:
                 await conn.finish(commit=message["status"] == 200 or conn.commit_on_error)
                 started = True
                 status = message["status"]
-                message["headers"] = [*message.get("headers", []), id_header]
+                extra = state.get(STATE_ANSWER_HEADERS, ())
+                message["headers"] = [*message.get("headers", []), *extra, id_header]
             await send(message)
 
         limit = self.max_body_bytes

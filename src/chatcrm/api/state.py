@@ -5,3 +5,4 @@ STATE_PRINCIPAL = "principal"  # the authenticated caller (api/gate.py)
 STATE_AUTH_ERROR = "auth_error"  # why the key was refused, for routes that need one
 STATE_REQUEST_ID = "request_id"
 STATE_SESSION = "session"  # the console session of a cookie-authenticated request (J.3)
+STATE_ANSWER_HEADERS = "answer_headers"  # headers every answer carries (the rate limit's)
