@@ -1,16 +1,21 @@
 """The PostgreSQL pool (db/pg_pool.py) on a real server: how many it lends, who waits and
 for how long, and what happens to connections that break, stay in a transaction, idle,
-or outlive the pool."""
+or outlive the pool; and what a request sees of a connection the server ended."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from contextlib import suppress
 
 import asyncpg
 import pytest
+from sqlalchemy import Integer, text
 
+from chatcrm.config import Settings
 from chatcrm.db import pg_pool
+from chatcrm.db.database import Database
+from chatcrm.db.errors import DataProblem, Unavailable
 from chatcrm.db.pg_pool import PgPool, PoolClosed
 
 
@@ -174,3 +179,40 @@ async def test_close_closes_idle_ones_fails_waiters_and_drops_the_rest_when_give
     assert pool.get_size() == 0
     with pytest.raises(PoolClosed):
         await pool.acquire()
+
+
+async def test_a_connection_the_server_ended_is_unavailable_once_then_replaced(
+    postgres_url: str, admin: asyncpg.Connection
+) -> None:
+    """The server ends a connection (a restart, an administrator): the request that finds
+    it dead gets Unavailable (503, retry), never another error; the next one is served."""
+    db = Database(Settings(database_url=postgres_url))
+    pid_query = text("SELECT pg_backend_pid() AS pid").columns(pid=Integer)
+    try:
+        for _ in range(5):
+            async with db.session() as conn:
+                pid = await conn.fetchval(pid_query)
+            await admin.execute("SELECT pg_terminate_backend($1)", pid)
+            with suppress(Unavailable):  # found dead, or already replaced: both are right
+                async with db.session() as conn:
+                    assert await conn.fetchval(pid_query) != pid
+            async with db.session() as conn:
+                assert await conn.fetchval(pid_query) != pid
+    finally:
+        await db.dispose()
+
+
+async def test_a_refused_value_keeps_its_connection(postgres_url: str) -> None:
+    """Only a failed link closes a connection: a value the driver refuses is the caller's
+    error (400), and closing for it would let any client make the server open connection
+    after connection."""
+    db = Database(Settings(database_url=postgres_url))
+    pid_query = text("SELECT pg_backend_pid() AS pid").columns(pid=Integer)
+    try:
+        async with db.session() as conn:
+            pid = await conn.fetchval(pid_query)
+            with pytest.raises(DataProblem):
+                await conn.fetchval(text("SELECT CAST(:_n AS int) AS n"), {"_n": "ten"})
+            assert await conn.fetchval(pid_query) == pid
+    finally:
+        await db.dispose()

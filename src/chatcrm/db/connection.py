@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
+import asyncpg
 from sqlalchemy.sql import ClauseElement
 
 from chatcrm.db.compiled import Compiled, compiled
@@ -81,7 +82,7 @@ class Connection:
                 async with raw.execute(c.sql, args) as cursor:
                     records = await cursor.fetchall()
         except Exception as exc:
-            raise translate(exc) from exc
+            raise self._failed(raw, exc) from exc
         return [c.row(record) for record in records]
 
     async def fetchrow(
@@ -109,7 +110,7 @@ class Connection:
             async with raw.execute(c.sql, args) as cursor:
                 return int(cursor.rowcount)
         except Exception as exc:
-            raise translate(exc) from exc
+            raise self._failed(raw, exc) from exc
 
     async def executemany(self, stmt: ClauseElement, rows: Iterable[Mapping[str, Any]]) -> None:
         batch = list(rows)
@@ -121,7 +122,7 @@ class Connection:
         try:
             await raw.executemany(c.sql, args)
         except Exception as exc:
-            raise translate(exc) from exc
+            raise self._failed(raw, exc) from exc
 
     # --- transaction ---------------------------------------------------------------------------
 
@@ -135,7 +136,7 @@ class Connection:
             try:
                 await transaction.start()
             except Exception as exc:
-                raise translate(exc) from exc
+                raise self._failed(held.raw, exc) from exc
             self._pg_transaction = transaction
         else:
             held = await self._hold(writer=True)
@@ -261,7 +262,7 @@ class Connection:
             try:
                 await (transaction.commit() if verb == "COMMIT" else transaction.rollback())
             except Exception as exc:
-                raise translate(exc) from exc
+                raise self._failed(held.raw, exc) from exc
         else:
             await self._sql(held.raw, verb)
 
@@ -274,7 +275,28 @@ class Connection:
                 async with raw.execute(sql):
                     pass
         except Exception as exc:
-            raise translate(exc) from exc
+            raise self._failed(raw, exc) from exc
+
+    def _failed(self, raw: Any, exc: Exception) -> BaseException:
+        """Our error for the driver's. A PostgreSQL connection whose link or protocol
+        failed (the server ended it, a reset, the driver's state out of step) is closed at
+        once: its pool then never lends it again, and the next request gets a new one."""
+        if (
+            self.dialect == "postgresql"
+            and isinstance(exc, _BROKEN)
+            and not isinstance(exc, asyncpg.DataError)  # a value refused: the link is fine
+        ):
+            raw.terminate()
+        return translate(exc)
+
+
+# The driver's errors after which a connection cannot be trusted with another statement.
+_BROKEN = (
+    asyncpg.InternalClientError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    OSError,
+)
 
 
 def _column_keys(params: Mapping[str, Any]) -> list[str]:

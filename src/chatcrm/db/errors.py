@@ -58,6 +58,7 @@ def translate(exc: BaseException) -> BaseException:
         exc,
         asyncpg.PostgresConnectionError
         | asyncpg.InterfaceError
+        | asyncpg.InternalClientError  # the server ended the connection as it was used
         | asyncpg.CannotConnectNowError
         | asyncpg.TooManyConnectionsError
         | asyncpg.AdminShutdownError
