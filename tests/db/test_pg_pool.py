@@ -5,7 +5,7 @@ or outlive the pool; and what a request sees of a connection the server ended.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import suppress
 
 import asyncpg
@@ -18,10 +18,28 @@ from chatcrm.db.database import Database
 from chatcrm.db.errors import DataProblem, Unavailable
 from chatcrm.db.pg_pool import PgPool, PoolClosed
 
+Connect = Callable[[], Awaitable[asyncpg.Connection]]
+PID = text("SELECT pg_backend_pid() AS pid").columns(pid=Integer)
+
 
 @pytest.fixture
-def connect(postgres_url: str) -> Callable[[], object]:
+def connect(postgres_url: str) -> Connect:
     return lambda: asyncpg.connect(postgres_url, timeout=5)
+
+
+@pytest.fixture
+async def database(postgres_url: str) -> AsyncIterator[Database]:
+    db = Database(Settings(database_url=postgres_url))
+    yield db
+    await db.dispose()
+
+
+async def queued(pool: PgPool) -> asyncio.Task[asyncpg.Connection]:
+    """A caller of `acquire` that is waiting in the pool's queue."""
+    waiting = asyncio.create_task(pool.acquire())
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    return waiting
 
 
 @pytest.fixture
@@ -32,14 +50,13 @@ async def admin(postgres_url: str) -> AsyncIterator[asyncpg.Connection]:
 
 
 async def test_lends_at_most_max_size_and_hands_the_next_one_back_to_a_waiter(
-    connect: Callable[[], object],
+    connect: Connect,
 ) -> None:
-    pool = PgPool(connect, max_size=2, wait_seconds=5)  # type: ignore[arg-type]
+    pool = PgPool(connect, max_size=2, wait_seconds=5)
     first, second = await pool.acquire(), await pool.acquire()
     assert first is not second
-    waiting = asyncio.create_task(pool.acquire())
-    await asyncio.sleep(0.05)
-    assert not waiting.done() and pool.get_size() == 2
+    waiting = await queued(pool)
+    assert pool.get_size() == 2
     pool.release(second)
     assert await asyncio.wait_for(waiting, 1) is second
     assert await second.fetchval("SELECT 1") == 1
@@ -50,8 +67,8 @@ async def test_lends_at_most_max_size_and_hands_the_next_one_back_to_a_waiter(
     await pool.close()
 
 
-async def test_a_caller_waits_at_most_wait_seconds(connect: Callable[[], object]) -> None:
-    pool = PgPool(connect, max_size=1, wait_seconds=0.2)  # type: ignore[arg-type]
+async def test_a_caller_waits_at_most_wait_seconds(connect: Connect) -> None:
+    pool = PgPool(connect, max_size=1, wait_seconds=0.2)
     held = await pool.acquire()
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -66,11 +83,10 @@ async def test_a_caller_waits_at_most_wait_seconds(connect: Callable[[], object]
     await pool.close()
 
 
-async def test_a_cancelled_waiter_takes_nothing_with_it(connect: Callable[[], object]) -> None:
-    pool = PgPool(connect, max_size=1, wait_seconds=None)  # type: ignore[arg-type]
+async def test_a_cancelled_waiter_takes_nothing_with_it(connect: Connect) -> None:
+    pool = PgPool(connect, max_size=1, wait_seconds=None)
     held = await pool.acquire()
-    waiting = asyncio.create_task(pool.acquire())
-    await asyncio.sleep(0.05)
+    waiting = await queued(pool)
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
@@ -80,9 +96,9 @@ async def test_a_cancelled_waiter_takes_nothing_with_it(connect: Callable[[], ob
 
 
 async def test_a_connection_that_closed_while_idle_is_never_lent(
-    connect: Callable[[], object], admin: asyncpg.Connection
+    connect: Connect, admin: asyncpg.Connection
 ) -> None:
-    pool = PgPool(connect, max_size=1, wait_seconds=1)  # type: ignore[arg-type]
+    pool = PgPool(connect, max_size=1, wait_seconds=1)
     conn = await pool.acquire()
     pid = conn.get_server_pid()
     pool.release(conn)
@@ -99,9 +115,9 @@ async def test_a_connection_that_closed_while_idle_is_never_lent(
 
 
 async def test_a_connection_given_back_in_a_transaction_is_never_lent_again(
-    connect: Callable[[], object],
+    connect: Connect,
 ) -> None:
-    pool = PgPool(connect, max_size=1, wait_seconds=1)  # type: ignore[arg-type]
+    pool = PgPool(connect, max_size=1, wait_seconds=1)
     conn = await pool.acquire()
     await conn.execute("BEGIN")
     await conn.execute("CREATE TEMPORARY TABLE left_open (x int)")
@@ -115,12 +131,11 @@ async def test_a_connection_given_back_in_a_transaction_is_never_lent_again(
 
 
 async def test_a_waiter_opens_a_connection_in_the_place_of_one_that_closed(
-    connect: Callable[[], object],
+    connect: Connect,
 ) -> None:
-    pool = PgPool(connect, max_size=1, wait_seconds=5)  # type: ignore[arg-type]
+    pool = PgPool(connect, max_size=1, wait_seconds=5)
     held = await pool.acquire()
-    waiting = asyncio.create_task(pool.acquire())
-    await asyncio.sleep(0.05)
+    waiting = await queued(pool)
     held.terminate()
     pool.release(held)
     replacement = await asyncio.wait_for(waiting, 5)
@@ -141,10 +156,10 @@ async def test_a_failed_connect_gives_its_place_back() -> None:
 
 
 async def test_idle_connections_are_closed_after_max_idle_seconds(
-    connect: Callable[[], object], monkeypatch: pytest.MonkeyPatch
+    connect: Connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pg_pool, "_SWEEP_SECONDS", 0.05)
-    pool = PgPool(connect, max_size=2, wait_seconds=1, max_idle_seconds=0.1)  # type: ignore[arg-type]
+    pool = PgPool(connect, max_size=2, wait_seconds=1, max_idle_seconds=0.1)
     first, second = await pool.acquire(), await pool.acquire()
     pool.release(first)
     await asyncio.sleep(0.4)
@@ -158,18 +173,16 @@ async def test_idle_connections_are_closed_after_max_idle_seconds(
 
 
 async def test_close_closes_idle_ones_fails_waiters_and_drops_the_rest_when_given_back(
-    connect: Callable[[], object],
+    connect: Connect,
 ) -> None:
-    pool = PgPool(connect, max_size=2, wait_seconds=5)  # type: ignore[arg-type]
+    pool = PgPool(connect, max_size=2, wait_seconds=5)
     idle, lent = await pool.acquire(), await pool.acquire()
     pool.release(idle)
     idle_again = await pool.acquire()
-    waiting = asyncio.create_task(pool.acquire())
-    await asyncio.sleep(0.05)
+    waiting = await queued(pool)
     pool.release(idle_again)  # handed straight to the waiter
     assert await asyncio.wait_for(waiting, 1) is idle_again
-    late = asyncio.create_task(pool.acquire())
-    await asyncio.sleep(0.05)
+    late = await queued(pool)
     await pool.close()
     with pytest.raises(PoolClosed):
         await late
@@ -182,37 +195,27 @@ async def test_close_closes_idle_ones_fails_waiters_and_drops_the_rest_when_give
 
 
 async def test_a_connection_the_server_ended_is_unavailable_once_then_replaced(
-    postgres_url: str, admin: asyncpg.Connection
+    database: Database, admin: asyncpg.Connection
 ) -> None:
     """The server ends a connection (a restart, an administrator): the request that finds
     it dead gets Unavailable (503, retry), never another error; the next one is served."""
-    db = Database(Settings(database_url=postgres_url))
-    pid_query = text("SELECT pg_backend_pid() AS pid").columns(pid=Integer)
-    try:
-        for _ in range(5):
-            async with db.session() as conn:
-                pid = await conn.fetchval(pid_query)
-            await admin.execute("SELECT pg_terminate_backend($1)", pid)
-            with suppress(Unavailable):  # found dead, or already replaced: both are right
-                async with db.session() as conn:
-                    assert await conn.fetchval(pid_query) != pid
-            async with db.session() as conn:
-                assert await conn.fetchval(pid_query) != pid
-    finally:
-        await db.dispose()
+    for _ in range(5):
+        async with database.session() as conn:
+            pid = await conn.fetchval(PID)
+        await admin.execute("SELECT pg_terminate_backend($1)", pid)
+        with suppress(Unavailable):  # found dead, or already replaced: both are right
+            async with database.session() as conn:
+                assert await conn.fetchval(PID) != pid
+        async with database.session() as conn:
+            assert await conn.fetchval(PID) != pid
 
 
-async def test_a_refused_value_keeps_its_connection(postgres_url: str) -> None:
+async def test_a_refused_value_keeps_its_connection(database: Database) -> None:
     """Only a failed link closes a connection: a value the driver refuses is the caller's
     error (400), and closing for it would let any client make the server open connection
     after connection."""
-    db = Database(Settings(database_url=postgres_url))
-    pid_query = text("SELECT pg_backend_pid() AS pid").columns(pid=Integer)
-    try:
-        async with db.session() as conn:
-            pid = await conn.fetchval(pid_query)
-            with pytest.raises(DataProblem):
-                await conn.fetchval(text("SELECT CAST(:_n AS int) AS n"), {"_n": "ten"})
-            assert await conn.fetchval(pid_query) == pid
-    finally:
-        await db.dispose()
+    async with database.session() as conn:
+        pid = await conn.fetchval(PID)
+        with pytest.raises(DataProblem):
+            await conn.fetchval(text("SELECT CAST(:_n AS int) AS n"), {"_n": "ten"})
+        assert await conn.fetchval(PID) == pid

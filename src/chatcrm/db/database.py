@@ -104,35 +104,25 @@ class Database:
 
     async def acquire(self, *, writer: bool) -> Held:
         """A driver connection (SQLite: the writer or a reader) and the way to give it back."""
+        pool: PgPool | SqlitePool
+        failures: tuple[type[Exception], ...]
         if self.dialect == "postgresql":
-            pool = self._pool()
-            try:
-                raw = await pool.acquire()
-            except Exception as exc:
-                raise translate(exc) from exc
-            self._lent()
-
-            async def give_back_pg(raw_conn: Any) -> None:
-                self.in_use -= 1
-                pool.release(raw_conn)
-
-            return Held(raw, give_back_pg, writer=writer)
-        sqlite_pool = self._writers if writer else self._readers
+            pool, failures = self._pool(), (Exception,)
+        else:
+            pool = self._writers if writer else self._readers
+            failures = (aiosqlite.Error, OSError)
         try:
-            raw = await sqlite_pool.acquire()
-        except (aiosqlite.Error, OSError) as exc:
+            raw = await pool.acquire()
+        except failures as exc:
             raise translate(exc) from exc
-        self._lent()
+        self.in_use += 1
+        self.peak_in_use = max(self.peak_in_use, self.in_use)
 
         async def give_back(raw_conn: Any) -> None:
             self.in_use -= 1
-            await sqlite_pool.release(raw_conn)
+            pool.release(raw_conn)
 
         return Held(raw, give_back, writer=writer)
-
-    def _lent(self) -> None:
-        self.in_use += 1
-        self.peak_in_use = max(self.peak_in_use, self.in_use)
 
     def reset_peak(self) -> None:
         self.peak_in_use = self.in_use

@@ -51,7 +51,7 @@ class SqlitePool:
                 raise
         return await self._idle.get()
 
-    async def release(self, conn: aiosqlite.Connection) -> None:
+    def release(self, conn: aiosqlite.Connection) -> None:
         self._idle.put_nowait(conn)
 
     async def close(self) -> None:
