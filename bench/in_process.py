@@ -2,6 +2,7 @@
 no load generator, beside the floor's app (bench/bare_query.py) measured the same way.
 
     .venv/bin/python bench/in_process.py [--rounds 15] [--per-round 400] [--size 2000]
+                                         [--loop uvloop|asyncio]
 
 Under load, one run on two shared cores moves by ±10-15 % from the next, so a change of
 20 µs in a request of 300 cannot be seen there. Here each request is sent alone to the
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import uvloop
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
@@ -175,4 +177,12 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--per-round", type=int, default=400)
     parser.add_argument("--size", type=int, default=2000, help="contacts and opportunities")
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument(
+        "--loop", choices=("uvloop", "asyncio"), default="uvloop", help="as `serve` runs on"
+    )
+    arguments = parser.parse_args()
+    # `serve` runs on uvloop (uvicorn's choice when it is installed, as with
+    # uvicorn[standard]): the event loop's own cost per turn is part of every request.
+    factory = uvloop.new_event_loop if arguments.loop == "uvloop" else asyncio.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(main(arguments))

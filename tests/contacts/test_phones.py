@@ -87,13 +87,31 @@ def test_default_country_is_shown_after_agents_see_only_assigned(api: Api) -> No
 
 # The same reading on every backend: its Citus run adds nothing but time.
 @pytest.mark.not_on_citus
-@pytest.mark.parametrize("bad", ["XX", "PER", "Peru", 51, True, "P"])
+@pytest.mark.parametrize("bad", ["XX", "XK", "PER", "Peru", 51, True, "P"])
 def test_default_country_must_be_a_country_code(api: Api, bad: Any) -> None:
     body = error(
         api.put(f"/api/workspace/{api.ws}", json={"defaultCountry": bad}), 422, "VALIDATION_ERROR"
     )
     assert error_fields(body) == ["defaultCountry"]
     assert ok_data(api.get(f"/api/workspace/{api.ws}"))["defaultCountry"] is None
+
+
+def test_a_prefix_national_in_the_default_country_and_short_numbers_as_written(
+    api: Api,
+) -> None:
+    """0113… is Leeds in GB: with that defaultCountry, read as national; elsewhere 011 is
+    the international prefix. A number the first rule took (6–15 digits with its prefix)
+    is never refused, and a trunk (0) after a bare country code is dropped."""
+    assert api.create_contact(phone="0113 496 0958")["internalWhatsappNumber"] == "34960958"
+    set_country(api, "GB")
+    leeds = api.create_contact(phone="0113 496 0957")
+    assert leeds["internalWhatsappNumber"] == "441134960957"
+    assert by_phone(api, "0113 496 0957") == [leeds["id"]]
+    assert api.create_contact(phone="0012345")["internalWhatsappNumber"] == "0012345"
+    assert api.create_contact(phone="011 2345")["internalWhatsappNumber"] == "0112345"
+    lima = api.create_contact(phone="51 (0) 922 333 446")
+    assert lima["internalWhatsappNumber"] == "51922333446"
+    assert by_phone(api, "+51 (0) 922 333 446") == [lima["id"]]
 
 
 def test_bare_digits_are_read_in_the_default_country(api: Api) -> None:

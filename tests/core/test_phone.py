@@ -4,13 +4,18 @@ the workspace's defaultCountry reads them as a national number."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from chatcrm.core.phone import PhoneError, is_country, needs_country, normalize_phone, read_again
 
 ASCII_DIGITS = set("0123456789")
+# A trunk `(0)` written after a country code (`51 (0) 922…`).
+TRUNK_AFTER_CODE = re.compile(r"[0-9][ .\-]*\(\s*0\s*\)")
+COUNTRIES = [None, "PE", "US", "GB", "BR", "MX", "ES"]
 
 
 @pytest.mark.parametrize(
@@ -92,6 +97,7 @@ def formatted_phones(draw: st.DrawFn) -> tuple[str, str]:
 @given(formatted_phones())
 def test_any_formatting_of_6_to_15_bare_digits_gives_the_digits(case: tuple[str, str]) -> None:
     raw, digits = case
+    assume(not TRUNK_AFTER_CODE.search(raw))  # a trunk (0) after a code is read: below
     assert normalize_phone(raw) == digits
 
 
@@ -131,11 +137,13 @@ def test_result_is_digits_only_6_to_15_long_and_idempotent(raw: str) -> None:
     assert set(result) <= ASCII_DIGITS
     assert 6 <= len(result) <= 15
     digits = "".join(c for c in raw if c in ASCII_DIGITS)
-    if not raw.strip().startswith("+") and not digits.startswith(("00", "011")):
+    bare = not raw.strip().startswith("+") and not digits.startswith(("00", "011"))
+    if bare and not TRUNK_AFTER_CODE.search(raw):
         # Bare digits: exactly the ASCII digits of the input, nothing invented or dropped.
         assert result == digits
     else:
-        # Read by libphonenumber: at most a prefix (00, 011) or a trunk digit dropped.
+        # Read by libphonenumber: at most a prefix (00, 011) or a trunk digit dropped, or
+        # kept as written.
         assert len(result) <= len(digits)
         assert normalize_phone("+" + result) == result
     assert normalize_phone(result) == result
@@ -196,9 +204,67 @@ def test_a_default_country_never_refuses_a_number_accepted_without_one() -> None
         assert normalize_phone(raw, country="PE") == normalize_phone(raw)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="0123456789", min_size=6, max_size=15),
+    st.sampled_from(["", " ", "-", "."]),
+    st.sampled_from(COUNTRIES),
+)
+def test_no_number_of_6_to_15_digits_written_without_plus_is_refused(
+    digits: str, separator: str, country: str | None
+) -> None:
+    """Contract N: B.1's rule stays the only validity check, so no number accepted before
+    the rule (6–15 digits as written, 00 and 011 counted) is refused now, in any
+    workspace."""
+    result = normalize_phone(separator.join([digits[:3], digits[3:]]), country=country)
+    assert 6 <= len(result) <= 15
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # Read after their prefix they would be too short: kept as written, as before.
+        ("0012345", "0012345"),
+        ("00 12345", "0012345"),
+        ("011 2345", "0112345"),
+        ("0000000", "0000000"),
+        # A trunk (0) after the country code, without '+', as after one.
+        ("51 (0) 922 333 445", "51922333445"),
+        ("44 (0) 20 7946 0958", "442079460958"),
+        # No country code before it: not a trunk after a code; the digits, as before.
+        ("(0) 20 7946 0958", "02079460958"),
+    ],
+)
+def test_numbers_without_plus_that_the_first_rule_read_differently(raw: str, expected: str) -> None:
+    assert normalize_phone(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "country", "expected"),
+    [
+        # 00 and 011 begin national numbers in some countries: libphonenumber, in the
+        # workspace's country, reads them so when they are valid there.
+        ("0 11 98765 4321", "BR", "5511987654321"),
+        ("(011) 98765-4321", "BR", "5511987654321"),
+        ("0113 496 0958", "GB", "441134960958"),
+        ("(0) 20 7946 0958", "GB", "442079460958"),
+        # Otherwise the prefix is the international one, in any country.
+        ("0044 20 7946 0958", "GB", "442079460958"),
+        ("0044 20 7946 0958", "BR", "442079460958"),
+        ("011 44 20 7946 0958", "US", "442079460958"),
+        ("011 51 922 333 444", "PE", "51922333444"),
+        ("0113 496 0958", None, "34960958"),
+    ],
+)
+def test_a_prefix_that_is_national_in_the_default_country(
+    raw: str, country: str | None, expected: str
+) -> None:
+    assert normalize_phone(raw, country=country) == expected
+
+
 @pytest.mark.parametrize(
     ("text", "needs"),
-    [("987654321", True), ("+51 987", False), ("0051 987", False), ("011 51", False), ("", False)],
+    [("987654321", True), ("+51 987", False), ("0051 987", True), ("011 51", True), ("", False)],
 )
 def test_which_numbers_need_the_default_country(text: str, needs: bool) -> None:
     assert needs_country(text) is needs
@@ -223,6 +289,14 @@ def test_stored_numbers_read_again(stored: str, again: str) -> None:
     assert read_again(stored) == again
 
 
-def test_countries() -> None:
+def test_countries_are_iso_3166_alpha_2() -> None:
     assert is_country("PE") and is_country("US")
+    # Assigned by ISO 3166, without telephone numbers of their own: countries still.
+    assert is_country("AQ") and is_country("PN") and is_country("TF")
     assert not is_country("pe") and not is_country("XX") and not is_country("PER")
+    # Known to libphonenumber, not assigned by ISO 3166-1.
+    assert not is_country("XK") and not is_country("AC") and not is_country("TA")
+
+
+def test_a_country_without_numbers_of_its_own_reads_nothing_nationally() -> None:
+    assert normalize_phone("987 654 321", country="AQ") == "987654321"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from typing import Any
@@ -9,7 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
+from chatcrm.config import Settings
 from tests.client import Api, error, error_fields, ok_data, unique_email
+from tests.conftest import new_account
+from tests.reliability.conftest import AsyncApi, app_client
 
 WORKSPACE_KEYS = [
     "id",
@@ -191,14 +195,38 @@ def test_invalid_timezone_is_422(api: Api, timezone: Any) -> None:
     assert error_fields(body) == ["timezone"]
 
 
-@pytest.mark.parametrize(
-    "body",
-    [{}, {"name": None}, {"timezone": "UTC"}],
-)
-def test_create_workspace_without_name_is_422(api: Api, body: dict[str, Any]) -> None:
-    response = error(create_workspace(api, body), 422, "VALIDATION_ERROR")
-    assert error_fields(response) == ["name"]
-    assert "name" in response["message"]
+def test_a_workspace_created_without_a_name_gets_one_no_other_has(api: Api, other_api: Api) -> None:
+    """Contract N: absent or null, the name is chosen: "My workspace", then the first of
+    "My workspace 2", 3… that no workspace of the account has, named ones included."""
+    names = [ok_data(create_workspace(api, body), CREATED)["name"] for body in ({}, {"name": None})]
+    assert names == ["My workspace", "My workspace 2"]
+    ok_data(create_workspace(api, {"name": "My workspace 3"}))
+    named = ok_data(create_workspace(api, {"timezone": "America/Lima"}))
+    assert (named["name"], named["timezone"]) == ("My workspace 4", "America/Lima")
+    check_workspace_shape(named)
+    # Another account's names are its own.
+    assert ok_data(create_workspace(other_api, {}))["name"] == "My workspace"
+    # The chosen name is a name like any other: the workspace can be renamed.
+    renamed = ok_data(
+        api.put(
+            f"/api/workspace/{named['id']}",
+            json={"paramToUpdate": "name", "name": "Lima"},
+            workspace=named["id"],
+        )
+    )
+    assert renamed["name"] == "Lima"
+    assert ok_data(create_workspace(api, {}))["name"] == "My workspace 4"
+
+
+async def test_workspaces_created_together_without_names_get_different_ones(
+    settings: Settings, database_url: str
+) -> None:
+    account = await asyncio.to_thread(new_account, database_url)
+    async with app_client(settings) as client:
+        aapi = AsyncApi(client, account)
+        answers = await asyncio.gather(*(aapi.post("/api/workspace", json={}) for _ in range(6)))
+    names = [ok_data(answer, CREATED)["name"] for answer in answers]
+    assert sorted(names) == ["My workspace", *(f"My workspace {n}" for n in range(2, 7))]
 
 
 @pytest.mark.parametrize("name", ["", "   ", 12, ["x"], {"x": 1}, False, "x" * 201])

@@ -19,15 +19,20 @@ def workspace() -> None:
 @workspace.command("create")
 @database_url_option
 @click.option("--api-key", required=True, help="A key of the account that gets the workspace.")
-@click.option("--name", default="My workspace", show_default=True)
+@click.option(
+    "--name",
+    help="Default: 'My workspace', or the first of 'My workspace 2', 3… the account has not.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def workspace_create(database_url: str | None, api_key: str, name: str, as_json: bool) -> None:
+def workspace_create(
+    database_url: str | None, api_key: str, name: str | None, as_json: bool
+) -> None:
     """Create another workspace of the account that owns --api-key."""
     from chatcrm.auth import keys
     from chatcrm.auth import repository as auth_repo
     from chatcrm.workspaces.service import create_workspace
 
-    if not name.strip() or len(name) > 200:
+    if name is not None and (not name.strip() or len(name) > 200):
         fail("--name must be 1 to 200 characters")
     parsed = keys.parse_key(api_key)
     if parsed is None:

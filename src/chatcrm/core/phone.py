@@ -1,13 +1,21 @@
 """Phone numbers are kept as digits only, country code included, 6 to 15 digits
 (docs/api.md 2.5).
 
-How a written number is read (contract N): one written with `+`, or with the international
-prefix `00` or `011` in its place, is read by libphonenumber (the `phonenumbers` package),
-which knows each country's trunk prefix (`+51 (0) 922 333 445` → `51922333445`). A number of
-bare digits begins with its country code, as it always did, unless the workspace has a
-`defaultCountry` in which the digits are a valid national number (`987 654 321` in PE →
-`51987654321`). The library reads the number; it does not judge it: the 6–15 digits are the
-only check, and a number it cannot read keeps its digits.
+How a written number is read (contract N), by libphonenumber (the `phonenumbers` package),
+which knows each country's trunk prefix:
+
+- written with `+`: `+51 (0) 922 333 445` → `51922333445`;
+- written with the international prefix `00` or `011` in place of the `+`, the same,
+  unless the workspace's `defaultCountry` reads the whole as a valid national number
+  there, as libphonenumber does (`0113 496 0958` is Leeds in GB, `0 11 98765 4321` São
+  Paulo in BR);
+- bare digits begin with their country code, as they always did (a trunk `(0)` written
+  after it is dropped, as after a `+`), unless the workspace's `defaultCountry` reads them
+  as a valid national number (`987 654 321` in PE → `51987654321`).
+
+The library reads the number; it does not judge it: the 6–15 digits are the only check.
+A number it cannot read, or whose reading would not have 6 to 15 digits, keeps its
+digits as written, so that no number accepted before this rule is refused (`0012345`).
 """
 
 from __future__ import annotations
@@ -16,12 +24,15 @@ import re
 from contextvars import ContextVar
 
 import phonenumbers
+import pycountry
 from phonenumbers import CountryCodeSource, NumberParseException, PhoneNumberFormat
 
 _ALLOWED = re.compile(r"^\+?[0-9 ().\-]+$")
 _FORMATTING = re.compile(r"[^0-9]")
 # Written in place of '+': the ITU's prefix, and North America's.
 INTERNATIONAL_PREFIXES = ("00", "011")
+# `51 (0) 922…`: a country code, then the trunk prefix one dials at home.
+_TRUNK_AFTER_CODE = re.compile(r"[0-9][ .\-]*\(\s*0\s*\)")
 
 # The workspace's defaultCountry for the phones of the request under way (set by whoever
 # knows the workspace, before a body is read: records/phones.py).
@@ -42,14 +53,16 @@ def current_country() -> str | None:
 
 
 def is_international(text: str) -> bool:
-    """Written with '+', 00 or 011: its country code is in it, whatever the workspace."""
+    """Written with '+', 00 or 011 in front."""
     text = text.strip()
     return text.startswith("+") or _FORMATTING.sub("", text).startswith(INTERNATIONAL_PREFIXES)
 
 
 def needs_country(text: str) -> bool:
-    """Whether reading this text could depend on the workspace's defaultCountry."""
-    return bool(text.strip()) and not is_international(text)
+    """Whether reading this text could depend on the workspace's defaultCountry: all but a
+    number written with '+' (00 and 011 begin national numbers in some countries)."""
+    text = text.strip()
+    return bool(text) and not text.startswith("+")
 
 
 def normalize_phone(value: str, *, country: str | None = None) -> str:
@@ -58,16 +71,27 @@ def normalize_phone(value: str, *, country: str | None = None) -> str:
     text = value.strip()
     if not _ALLOWED.fullmatch(text):
         raise PhoneError("must be a phone number (digits with country code)")
-    digits = _FORMATTING.sub("", text)
-    if text.startswith("+"):
-        digits = _international(digits)
-    elif digits.startswith(INTERNATIONAL_PREFIXES):
-        prefix = next(p for p in INTERNATIONAL_PREFIXES if digits.startswith(p))
-        digits = _international(digits[len(prefix) :])
-    elif country is not None:
-        digits = _national(text, country) or digits
+    written = _FORMATTING.sub("", text)
+    digits = _read(text, written, country)
     if not 6 <= len(digits) <= 15:
+        # As written, when that was a number before (an international prefix counted).
+        if 6 <= len(written) <= 15 and not text.startswith("+"):
+            return written
         raise PhoneError("must have 6 to 15 digits, country code included")
+    return digits
+
+
+def _read(text: str, digits: str, country: str | None) -> str:
+    if text.startswith("+"):
+        return _international(digits)
+    national = _national(text, country) if country is not None else None
+    if national is not None:
+        return national
+    prefix = next((p for p in INTERNATIONAL_PREFIXES if digits.startswith(p)), None)
+    if prefix is not None:
+        return _international(digits[len(prefix) :])
+    if _TRUNK_AFTER_CODE.search(text):
+        return _international(digits)  # country code first, as after a '+'
     return digits
 
 
@@ -119,5 +143,6 @@ def read_again(stored: str) -> str:
 
 
 def is_country(code: str) -> bool:
-    """An ISO 3166 alpha-2 code of a country with telephone numbers."""
-    return code in phonenumbers.SUPPORTED_REGIONS
+    """An officially assigned ISO 3166-1 alpha-2 code, upper case (`PE`; not `XK`, a
+    code libphonenumber knows but ISO 3166 does not assign)."""
+    return len(code) == 2 and code.isupper() and pycountry.countries.get(alpha_2=code) is not None

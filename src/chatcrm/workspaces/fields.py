@@ -141,7 +141,8 @@ def _items(wire: str, items: FieldTable, table: Any, *order: str, **equal: str) 
 # fmt: off
 WORKSPACE = FieldTable("workspace", [
     Field("id", ID, "id", default=RECORD_ID),
-    Field("name", NAME, "name", REQUIRED, UPDATE),
+    # Optional on create (contract N): none given, one is chosen (workspaces/service.py).
+    Field("name", NAME, "name", OPTIONAL, UPDATE),
     Field("timezone", Timezone(), "timezone", OPTIONAL, UPDATE, default="UTC"),
     _items("contactStages", STAGE, stages, "position", "id", kind="contact"),
     _items("opportunityStages", STAGE, stages, "position", "id", kind="opportunity"),

@@ -6,7 +6,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, Table, bindparam, insert, select, update
+from sqlalchemy import Select, Table, bindparam, func, insert, select, update
 from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.db.database import Connection, Row
@@ -21,6 +21,24 @@ _LISTING = select(
     workspaces.c.id, workspaces.c.account_id, workspaces.c.name, workspaces.c.created_at
 ).order_by(workspaces.c.created_at, workspaces.c.id)
 _ACCOUNT_LISTING = _LISTING.where(workspaces.c.account_id == bindparam("_account"))
+
+
+_NAMES_SEED = 0x77_6F_72_6B  # this lock's own among the account-keyed advisory locks
+_ACCOUNT_NAMES = select(workspaces.c.name).where(workspaces.c.account_id == bindparam("_account"))
+# Until the transaction ends: the names an account's workspace creates choose from
+# (PostgreSQL; SQLite's write transaction already holds its one write lock).
+_NAMES_LOCK = select(
+    func.pg_advisory_xact_lock(func.hashtextextended(bindparam("_account"), _NAMES_SEED))
+)
+
+
+async def account_names(conn: Connection, account_id: str) -> set[str]:
+    """The names of the account's workspaces, once no other create of the account can
+    add one before this transaction ends."""
+    await conn.begin()
+    if conn.dialect == "postgresql":
+        await conn.fetch(_NAMES_LOCK, {"_account": account_id})
+    return {row["name"] for row in await conn.fetch(_ACCOUNT_NAMES, {"_account": account_id})}
 
 
 @cache

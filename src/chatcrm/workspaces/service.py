@@ -20,12 +20,29 @@ from chatcrm.workspaces.fields import WORKSPACE
 
 DEFAULT_CONTACT_STAGES = ("New", "In progress", "Follow-up", "Closed")
 DEFAULT_OPPORTUNITY_STAGES = ("Qualification", "Proposal", "Negotiation", "Closing")
+# A workspace created without a name gets this one, or the first of "My workspace 2",
+# "My workspace 3"… that no other workspace of its account has (contract N).
+DEFAULT_NAME = "My workspace"
+
+
+def free_name(taken: set[str]) -> str:
+    name, number = DEFAULT_NAME, 1
+    while name in taken:
+        number += 1
+        name = f"{DEFAULT_NAME} {number}"
+    return name
 
 
 async def create_workspace(
-    conn: Connection, *, account_id: str, name: str, timezone: str = "UTC"
+    conn: Connection, *, account_id: str, name: str | None = None, timezone: str = "UTC"
 ) -> str:
-    """A new workspace of the account, with the default contact and opportunity stages."""
+    """A new workspace of the account, with the default contact and opportunity stages;
+    without a name, one no other workspace of the account has."""
+    # Every create of the account waits here for the one under way (so two nameless ones
+    # never pick the same name, nor a named one take the name just picked).
+    taken = await repo.account_names(conn, account_id)
+    if name is None:
+        name = free_name(taken)
     workspace_id = new_id()
     now = utcnow()
     await repo.insert_row(
@@ -60,11 +77,11 @@ async def create_workspace(
     return workspace_id
 
 
-def workspace_values(body: dict[str, Any]) -> tuple[str, str]:
-    """(name, timezone) of a new workspace, from a create body (400 / 422)."""
+def workspace_values(body: dict[str, Any]) -> tuple[str | None, str]:
+    """(name, timezone) of a new workspace, from a create body (400 / 422); no name: None."""
     given = bodies.create_body(WORKSPACE, body)
     require_valid(given.errors)
-    return given.clean["name"], given.clean.get("timezone", "UTC")
+    return given.clean.get("name"), given.clean.get("timezone", "UTC")
 
 
 async def update_workspace(
