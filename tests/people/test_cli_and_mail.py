@@ -111,6 +111,14 @@ def test_users_and_scoped_keys_from_the_cli(database_url: str, owner_api: Api) -
         ["contacts:read"],
         [owner_api.ws],
     )
+    # Given empty, a scope list or a name is checked as the API checks it: never a key
+    # with every permission for an empty --scopes.
+    for given in (["--scopes", ""], ["--scopes", " , "], ["--name", ""]):
+        empty = run_cli(
+            "keys", "create", "--database-url", database_url, "--account", account, *given
+        )
+        assert empty.returncode == 1 and empty.stderr.count("\n") == 1, (given, empty.stderr)
+        assert empty.stdout == ""
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])

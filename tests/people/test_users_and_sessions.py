@@ -176,8 +176,92 @@ def test_an_admin_cannot_make_change_or_remove_an_owner(owner_api: Api) -> None:
         403,
         "PERMISSION_DENIED",
     )
+    # Nor give an owner a reset link: accepting it would set the owner's password.
+    link = admin.request("POST", f"/api/user/{owner.user['id']}/reset-link")
+    assert _refusal(link, 403, "PERMISSION_DENIED")["data"] == {"required": "users:manage"}
+    assert "resetUrl" not in link.text
+    # A key the admin makes, even with every scope, keeps the admin's limit; and so does a
+    # key that key makes.
+    key = ok_data(admin.request("POST", "/api/key", json={"name": "k", "scopes": ["*"]}))
+    made_by_key = ok_data(
+        owner_api.post(
+            "/api/key", json={"name": "k2", "scopes": ["*"]}, workspace=None, auth=key["apiKey"]
+        )
+    )
+    for api_key in (key["apiKey"], made_by_key["apiKey"]):
+        for method, path, json in [
+            ("POST", "/api/user", {**body, "email": unique_email()}),
+            ("PUT", f"/api/user/{owner.user['id']}", {"name": "Renamed"}),
+            ("DELETE", f"/api/user/{owner.user['id']}", None),
+            ("POST", f"/api/user/{owner.user['id']}/reset-link", None),
+            ("PUT", f"/api/user/{promote.user['id']}", {"role": "owner"}),
+        ]:
+            refused = owner_api.request(method, path, json=json, workspace=None, auth=api_key)
+            _refusal(refused, 403, "PERMISSION_DENIED")
+        # Everything else an admin may do, its key does.
+        ok_data(owner_api.put(
+            f"/api/user/{promote.user['id']}", json={"name": "Renamed"}, workspace=None,
+            auth=api_key,
+        ))  # fmt: skip
     me = ok_data(owner.request("GET", "/api/me"))["user"]
     assert me["name"] == owner.user["name"] and me["status"] == "active"
+    # An owner's key, and the account's own, reach owners.
+    owner_key = ok_data(owner.request("POST", "/api/key", json={"name": "o", "scopes": ["*"]}))
+    ok_data(
+        owner_api.post(
+            f"/api/user/{owner.user['id']}/reset-link", workspace=None, auth=owner_key["apiKey"]
+        )
+    )
+    ok_data(owner_api.post(f"/api/user/{owner.user['id']}/reset-link", workspace=None))
+
+
+def test_a_key_limited_to_workspaces_manages_only_users_inside_them(owner_api: Api) -> None:
+    second = ok_data(owner_api.post("/api/workspace", json={"name": "Two"}, workspace=None))["id"]
+    limited = ok_data(
+        owner_api.post(
+            "/api/key",
+            json={"name": "ws1", "scopes": ["users:manage"], "workspaceIds": [owner_api.ws]},
+            workspace=None,
+        )
+    )["apiKey"]
+    inside = invite(owner_api, "agent")
+    outside = invite(owner_api, "agent", workspaceIds=[second])
+    admin = invite(owner_api, "admin")
+
+    def post_user(role: str, workspace_ids: list[str]) -> Any:
+        body = {"email": unique_email(), "name": "N", "role": role, "workspaceIds": workspace_ids}
+        return owner_api.post("/api/user", json=body, workspace=None, auth=limited)
+
+    assert ok_data(post_user("viewer", [owner_api.ws]))["user"]["workspaceIds"] == [owner_api.ws]
+    for role, ids in [
+        ("agent", [second]),
+        ("agent", [owner_api.ws, second]),
+        ("admin", [owner_api.ws]),
+        ("owner", []),
+    ]:
+        _refusal(post_user(role, ids), 403, "FORBIDDEN")
+    for method, path, json in [
+        ("PUT", f"/api/user/{inside['id']}", {"workspaceIds": [owner_api.ws, second]}),
+        ("PUT", f"/api/user/{inside['id']}", {"role": "admin"}),
+        ("PUT", f"/api/user/{outside['id']}", {"name": "Renamed"}),
+        ("DELETE", f"/api/user/{outside['id']}", None),
+        ("POST", f"/api/user/{outside['id']}/reset-link", None),
+        ("DELETE", f"/api/user/{outside['id']}/sessions", None),
+        ("POST", f"/api/user/{admin['id']}/reset-link", None),
+        ("PUT", f"/api/user/{admin['id']}", {"name": "Renamed"}),
+    ]:
+        refused = owner_api.request(method, path, json=json, workspace=None, auth=limited)
+        _refusal(refused, 403, "FORBIDDEN")
+    users = {u["id"]: u for u in ok_data(owner_api.get("/api/user", workspace=None))["data"]}
+    assert users[inside["id"]]["workspaceIds"] == [owner_api.ws]
+    assert users[inside["id"]]["role"] == "agent"
+    assert users[outside["id"]]["name"] == outside["user"]["name"]
+    assert users[admin["id"]]["name"] == admin["user"]["name"]
+    renamed = owner_api.put(
+        f"/api/user/{inside['id']}", json={"name": "Renamed"}, workspace=None, auth=limited
+    )
+    assert ok_data(renamed)["user"]["name"] == "Renamed"
+    ok_data(owner_api.post(f"/api/user/{inside['id']}/reset-link", workspace=None, auth=limited))
 
 
 def test_owners_and_admins_belong_to_every_workspace(owner_api: Api) -> None:
@@ -360,6 +444,26 @@ def test_changing_the_password_ends_every_other_session(owner_api: Api) -> None:
     assert _sign_in(owner_api.http, agent.user["email"], "a brand new password").status_code == 200
 
 
+def test_a_reset_link_ends_a_pending_invitation(owner_api: Api) -> None:
+    """J.1: earlier links of the user stop working, the invitation one too."""
+    invited = invite(owner_api, "agent")
+    reset = ok_data(owner_api.post(f"/api/user/{invited['id']}/reset-link", workspace=None))
+    Browser(owner_api.http).signed_in(
+        Browser(owner_api.http).request(
+            "POST",
+            "/api/invitation/accept",
+            json={"token": token_of(reset["resetUrl"]), "password": PASSWORD},
+        )
+    )
+    stale = Browser(owner_api.http).request(
+        "POST",
+        "/api/invitation/accept",
+        json={"token": token_of(invited["inviteUrl"]), "password": "an intruder's password"},
+    )
+    _refusal(stale, 400, "INVALID_TOKEN")
+    assert _sign_in(owner_api.http, invited["user"]["email"], PASSWORD).status_code == 200
+
+
 def test_a_reset_link_replaces_earlier_ones_and_ends_sessions(owner_api: Api) -> None:
     agent = person(owner_api, "agent")
     first = ok_data(owner_api.post(f"/api/user/{agent.user['id']}/reset-link", workspace=None))
@@ -434,9 +538,17 @@ def test_two_factor_codes_are_single_use(owner_api: Api) -> None:
         401,
         "INVALID_CREDENTIALS",
     )
+    # On, the secret in use cannot be replaced by a session alone: only after turning
+    # two-factor off, which takes the password.
+    again = agent.request("POST", "/api/me/2fa")
+    _refusal(again, 409, "TWO_FACTOR_ON")
+    assert "secret" not in again.text
+    later = totp.at(time.time() + 30)  # the next step's code: not used yet
+    assert _sign_in(owner_api.http, email, PASSWORD, code=later).status_code == 200
     off = agent.request("DELETE", "/api/me/2fa", json={"password": PASSWORD})
     ok_data(off)
     assert _sign_in(owner_api.http, email, PASSWORD).status_code == 200
+    assert ok_data(agent.request("POST", "/api/me/2fa"))["secret"] != started["secret"]
 
 
 # --- no secret anywhere ------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.schema import accounts, api_keys, key_changes, workspaces
+from chatcrm.people.tables import users
 
 _ID: BindParameter[str] = bindparam("_id")
 _INSERT_ACCOUNT = insert(accounts)
@@ -25,7 +26,10 @@ _GET_KEY = select(
     api_keys.c.scopes,
     api_keys.c.workspace_ids,
     api_keys.c.expires_at,
+    api_keys.c.created_by,
 ).where(api_keys.c.id == _ID)
+_CREATOR_KEY = select(api_keys.c.created_by).where(api_keys.c.id == _ID)
+_USER_ROLE = select(users.c.role).where(users.c.id == _ID)
 _REVOKE = (
     update(api_keys)
     .where(api_keys.c.id == _ID, api_keys.c.revoked_at.is_(None))
@@ -108,6 +112,17 @@ async def set_rate_limit(conn: Connection, key_id: str, rate_limit: float | None
 
 async def get_key(conn: Connection, key_id: str) -> Row | None:
     return await conn.fetchrow(_GET_KEY, {"_id": key_id})
+
+
+async def user_role(conn: Connection, user_id: str) -> str | None:
+    role = await conn.fetchval(_USER_ROLE, {"_id": user_id})
+    return None if role is None else str(role)
+
+
+async def key_creator(conn: Connection, key_id: str) -> tuple[bool, str | None]:
+    """(whether the key exists, who created it: None for an account key)."""
+    row = await conn.fetchrow(_CREATOR_KEY, {"_id": key_id})
+    return (False, None) if row is None else (True, row["created_by"])
 
 
 async def revoke_key(conn: Connection, key_id: str, now: datetime) -> bool:

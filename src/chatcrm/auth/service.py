@@ -51,6 +51,7 @@ class _CachedKey:
     scopes: frozenset[str]
     workspace_ids: frozenset[str] | None
     expires_at: datetime | None
+    role: str
 
 
 class AuthCache:
@@ -170,6 +171,7 @@ async def authenticate(conn: Connection, cache: AuthCache, authorization: str | 
             scopes=_granted(granted),
             workspace_ids=None if limited is None else frozenset(orjson.loads(limited)),
             expires_at=row["expires_at"],
+            role=await key_role(conn, row["created_by"]),
         )
         cache.put_key(key_id, cached, generation=generation)
     if not keys.secret_matches(secret, cached.secret_hash):
@@ -184,7 +186,30 @@ async def authenticate(conn: Connection, cache: AuthCache, authorization: str | 
         scopes=cached.scopes,
         workspace_ids=cached.workspace_ids,
         name=cached.name,
+        role=cached.role,
     )
+
+
+# Keys made by keys made by keys…: far more than any account makes; past it, not an owner.
+_MAX_KEY_CHAIN = 16
+
+
+async def key_role(conn: Connection, created_by: str | None) -> str:
+    """The role whose limits a key keeps (J.2, J.5: never more than its creator holds).
+    An account key (made by the command line, no creator) is an owner's; a key made by a
+    user is an owner's only while that user is an owner, else an admin's (the one limit
+    between them: an admin cannot make, change or remove an owner); a key made by a key,
+    that key's."""
+    for _ in range(_MAX_KEY_CHAIN):
+        if created_by is None:
+            return scopes_.OWNER
+        role = await repo.user_role(conn, created_by)
+        if role is not None:
+            return scopes_.OWNER if role == scopes_.OWNER else scopes_.ADMIN
+        found, created_by = await repo.key_creator(conn, created_by)
+        if not found:
+            break  # neither a user nor a key: no owner stands behind it
+    return scopes_.ADMIN
 
 
 async def key_changed(conn: Connection, key_id: str) -> None:

@@ -26,7 +26,7 @@ def keys() -> None:
     help="Requests per second for this key (bursts of twice that); 0: unlimited. "
     "Default: the service's CHATCRM_RATE_LIMIT.",
 )
-@click.option("--name", default="", help="A name for people (contract J.5).")
+@click.option("--name", default=None, help="A name for people, 1-200 characters (J.5).")
 @click.option(
     "--scopes",
     default=None,
@@ -44,7 +44,7 @@ def keys_create(
     database_url: str | None,
     account_id: str,
     rate_limit: float | None,
-    name: str,
+    name: str | None,
     scopes: str | None,
     workspace_ids: tuple[str, ...],
     expires: str | None,
@@ -57,7 +57,9 @@ def keys_create(
     async def work(conn: Connection) -> tuple[str, str]:
         if not await auth_repo.account_exists(conn, account_id):
             raise CommandError(f"no account with id {account_id!r}")
-        if name or scopes or workspace_ids or expires:
+        # Given at all, even empty: a scoped key, whose values are checked as the API
+        # checks them (an empty --scopes is no scope, not every one).
+        if name is not None or scopes is not None or workspace_ids or expires is not None:
             return await _scoped_key(
                 conn, account_id, name, scopes, workspace_ids, expires, rate_limit
             )
@@ -74,7 +76,7 @@ def keys_create(
 async def _scoped_key(
     conn: Connection,
     account_id: str,
-    name: str,
+    name: str | None,
     scopes: str | None,
     workspace_ids: tuple[str, ...],
     expires: str | None,
@@ -87,7 +89,7 @@ async def _scoped_key(
     from chatcrm.people import keys as scoped
 
     body: dict[str, object] = {
-        "name": name or "cli",
+        "name": "cli" if name is None else name,
         "scopes": ["*"] if scopes is None else [s.strip() for s in scopes.split(",") if s.strip()],
     }
     if workspace_ids:

@@ -82,6 +82,16 @@ class LastOwner(ServiceError):
         super().__init__("The account must keep at least one active owner.")
 
 
+class TwoFactorOn(ServiceError):
+    status, error_code = 409, m.TWO_FACTOR_ON
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Two-factor is on: turn it off first (DELETE /api/me/2fa with your password), "
+            "then set it up again."
+        )
+
+
 class TooManyAttempts(ServiceError):
     status, error_code = 429, m.TOO_MANY_ATTEMPTS
 

@@ -248,6 +248,7 @@ async def change_password(call: Call) -> Response:
     answer=obj(secret=STR, otpauthUrl=STR),
     body=create_body_schema(NO_FIELDS, workspace_key=False),
     body_required=False,
+    errors=(409,),
 )
 async def start_two_factor(call: Call) -> Response:
     bodies.create_body(NO_FIELDS, await call.read_body(required=False), workspace_key=False)

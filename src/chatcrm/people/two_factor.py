@@ -16,6 +16,7 @@ from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection, Row
 from chatcrm.people import tokens
 from chatcrm.people import users as people
+from chatcrm.people.errors import TwoFactorOn
 
 ISSUER = "chatcrm"
 RECOVERY_CODES = 10
@@ -57,7 +58,11 @@ async def accept_code(conn: Connection, user: Row, code: str) -> bool:
 
 
 async def start(conn: Connection, user: Row) -> dict[str, Any]:
-    """A new secret (two-factor stays off until enabled with a code of it)."""
+    """A new secret (two-factor stays off until enabled with a code of it). Not while two-
+    factor is on (409): a session alone would then replace the authenticator that guards
+    the account, without its password or a code."""
+    if user["two_factor_enabled"]:
+        raise TwoFactorOn
     secret = pyotp.random_base32()
     await people.set_columns(
         conn, user["id"], totp_secret=secret, totp_last_step=None, updated_at=utcnow()

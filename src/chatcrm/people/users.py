@@ -13,7 +13,7 @@ from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.auth import scopes
 from chatcrm.auth.service import Principal
-from chatcrm.core.errors import FieldError, ValidationFailed, require_valid
+from chatcrm.core.errors import FieldError, Forbidden, ValidationFailed, require_valid
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection, Row
@@ -73,7 +73,7 @@ _USE_TOKEN = (
 )
 _RETIRE_TOKENS = (
     update(user_tokens)
-    .where(_t.user_id == _ID, _t.purpose == bindparam("_purpose"), _t.used_at.is_(None))
+    .where(_t.user_id == _ID, _t.used_at.is_(None))
     .values(used_at=bindparam("_now"))
 )
 
@@ -192,6 +192,31 @@ def _check_role_change(caller: Principal, *, touching: str | None, making: str |
         )
 
 
+def check_reach(caller: Principal, role: str, workspace_ids: list[str]) -> None:
+    """A caller limited to some workspaces (a key's `workspaceIds`, J.5) manages only users
+    wholly inside them, never one who belongs to every workspace: else through that user
+    it would reach the others (403 FORBIDDEN, as any workspace outside its list)."""
+    allowed = caller.workspace_ids
+    if allowed is None:
+        return
+    if sees_every_workspace(role):
+        raise Forbidden(
+            "This API key is limited to some workspaces: it cannot make or manage an owner "
+            "or an admin, who belong to every workspace."
+        )
+    for workspace_id in workspace_ids:
+        if workspace_id not in allowed:
+            raise Forbidden(f"This API key cannot use workspace '{workspace_id}'.")
+
+
+def check_may_manage(caller: Principal, row: Row) -> None:
+    """Whether `caller` may change this user, end its sessions or give it a reset link
+    (a reset link is the user's password: an admin giving one to an owner would own the
+    account)."""
+    _check_role_change(caller, touching=row["role"], making=None)
+    check_reach(caller, row["role"], workspace_list(row))
+
+
 async def _keeps_an_owner(
     conn: Connection, account_id: str, row: Row, role: str, status: str
 ) -> None:
@@ -222,6 +247,8 @@ async def invite(
     if caller is not None:
         _check_role_change(caller, touching=None, making=clean["role"])
     ids = await _check_workspaces(conn, account_id, clean["role"], clean.get("workspaceIds"))
+    if caller is not None:
+        check_reach(caller, clean["role"], ids)
     return await create(
         conn,
         account_id=account_id,
@@ -274,9 +301,10 @@ async def create(
 
 
 async def new_link(conn: Connection, user_id: str, purpose: str, *, now: datetime) -> str:
-    """A single-use token; earlier links of the same purpose stop working."""
+    """A single-use token; every earlier link of the user stops working (J.1), an
+    invitation not yet accepted too: the new link sets the password instead."""
     await conn.begin()
-    await conn.execute(_RETIRE_TOKENS, {"_id": user_id, "_purpose": purpose, "_now": now})
+    await conn.execute(_RETIRE_TOKENS, {"_id": user_id, "_now": now})
     token, token_hash = tokens.new_token()
     lifetime = INVITATION_LIFETIME if purpose == INVITE else RESET_LIFETIME
     await conn.execute(
@@ -312,6 +340,7 @@ async def update_user(
     row = await by_id(conn, account_id, user_id)
     role = str(clean["role"] if "role" in clean else row["role"])
     status = str(clean["status"] if "status" in clean else row["status"])
+    check_may_manage(caller, row)
     _check_role_change(caller, touching=row["role"], making=clean.get("role"))
     if "status" in clean and row["status"] == INVITED and status == ACTIVE:
         status = INVITED  # only accepting the invitation makes an invited user active
@@ -322,6 +351,7 @@ async def update_user(
         ids = clean.get("workspaceIds", workspace_list(row))
         if not sees_every_workspace(role):
             ids = await _check_workspaces(conn, account_id, role, ids)
+        check_reach(caller, role, ids)
         columns["role"] = role
         columns["workspace_ids"] = orjson.dumps([] if sees_every_workspace(role) else ids).decode()
     columns["status"] = status
@@ -336,7 +366,7 @@ async def remove(conn: Connection, caller: Principal, account_id: str, user_id: 
     """Disabled, its record kept (past events name it)."""
     await conn.begin()
     row = await by_id(conn, account_id, user_id)
-    _check_role_change(caller, touching=row["role"], making=None)
+    check_may_manage(caller, row)
     await _keeps_an_owner(conn, account_id, row, row["role"], DISABLED)
     await set_columns(conn, user_id, status=DISABLED, updated_at=utcnow())
     return row
