@@ -50,6 +50,9 @@ def test_unknown_disabled_and_unreadable(conv: Conversation) -> None:
     error(conv.deliver(payload), 404, "CHANNEL_NOT_FOUND")
 
 
+NUMBERS = ("platformSenderId", "platformSenderPhone")  # the read shape has no third
+
+
 def test_a_new_sender_becomes_a_contact(conv: Conversation) -> None:
     number = new_sender_number()
     wa = conv.inbound(number, "Hola", name="Núñez Pérez")
@@ -63,11 +66,22 @@ def test_a_new_sender_becomes_a_contact(conv: Conversation) -> None:
     assert message["externalId"] == wa and message["status"] == "received"
     assert message["direction"] == "in" and message["sentBy"] is None
     events = ok_data(conv.api.get("/api/events", params={"recordId": message["id"]}))["events"]
-    assert events[0]["actor"] == {"type": "channel", "id": conv.channel["id"], "name": "Sales line"}
+    # J.4: a channel acts under its display phone number.
+    assert events[0]["actor"] == {
+        "type": "channel",
+        "id": conv.channel["id"],
+        "name": "+1 555 078 3881",
+    }
     # Without a profile name, the number is the name.
     other = new_sender_number()
     conv.inbound(other, "hi")
     assert conv.contact_of(other)["name"] == other
+    # K.2: the contact's three numbers are the sender's, normalised as B.1, however Meta
+    # wrote it.
+    written = new_sender_number()
+    conv.inbound(f"+{written[:2]} {written[2:5]} {written[5:]}", "hi")
+    numbers = conv.contact(conv.contact_of(written)["id"])
+    assert [numbers[k] for k in NUMBERS] == [written] * 2
 
 
 def test_a_known_number_is_the_existing_contact(conv: Conversation) -> None:

@@ -51,8 +51,10 @@ class Applied:
 
 
 def actor(channel: Mapping[str, Any]) -> dict[str, Any]:
-    """Who acts for what a channel brings (J.4)."""
-    return {"type": "channel", "id": channel["id"], "name": channel["name"]}
+    """Who acts for what a channel brings (J.4): named by its display phone number, or,
+    for a channel without one, by its name."""
+    name = channel["display_phone_number"] or channel["name"]
+    return {"type": "channel", "id": channel["id"], "name": name}
 
 
 def _items(value: object, key: str) -> list[dict[str, Any]]:
@@ -76,8 +78,7 @@ class _Inbound:
     """A message of the delivery, read."""
 
     wamid: str
-    sender: str  # as Meta wrote it (wa_id)
-    number: str  # normalised as B.1
+    number: str  # normalised as B.1 (K.2: the contact's three numbers are this one)
     profile: str | None
     created_at: datetime
     message: dict[str, Any]
@@ -131,7 +132,7 @@ def _read(
     except PhoneError:
         return None
     created_at = _time(message.get("timestamp"), now) + timedelta(microseconds=place)
-    return _Inbound(wamid, sender, number, names.get(sender), created_at, message)
+    return _Inbound(wamid, number, names.get(sender), created_at, message)
 
 
 async def _store(conn: Connection, channel: Row, found: list[_Inbound], now: datetime) -> int:
@@ -253,7 +254,7 @@ async def _create_contact(conn: Connection, workspace_id: str, f: _Inbound, chan
         "name": name,
         "platformId": WHATSAPP,
         "internalWhatsappNumber": f.number,
-        "platformSenderId": f.sender,
+        "platformSenderId": f.number,
         "platformSenderPhone": f.number,
         "platformSenderName": (f.profile or "")[:NAME_MAX],
     }
