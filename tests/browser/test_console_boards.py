@@ -201,6 +201,53 @@ def test_load_more_and_cards_dragged_to_another_column_and_place(
     assert visit.settle() == []
 
 
+def test_a_won_card_dragged_leaves_the_open_figures_as_they_are(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Contract N: a stage's count and total are its open opportunities; a won card moved
+    to another stage changes neither column's, on the page as on the server."""
+    account = new_account(database_url)
+    early, late = _workspace(server, account)["opportunityStages"][:2]
+    opened = create(
+        server, account, "opportunity", name="Open deal", amount=300, stageId=early["id"]
+    )
+    won = create(server, account, "opportunity", name="Won deal", amount=1000, stageId=early["id"])
+    update(server, account, "opportunity", won, winLossStatus=1)
+
+    visit.goto("/console")
+    sign_in(visit, account)
+    page = visit.page
+    page.get_by_role("link", name="Opportunities").click()
+    column, other = _column(page, early["name"]), _column(page, late["name"])
+
+    def figures(count: int, total: str, later: int, later_total: str) -> None:
+        expect(column.get_by_label(f"{count} opportunities")).to_have_text(str(count))
+        expect(column.get_by_label(f"Total {total}")).to_have_text(total)
+        expect(other.get_by_label(f"{later} opportunities")).to_have_text(str(later))
+        expect(other.get_by_label(f"Total {later_total}")).to_have_text(later_total)
+
+    figures(1, "300.00", 0, "0.00")
+    _drop_at_end(column.get_by_role("article", name=re.compile(r"^Won deal")), other)
+    expect(other.get_by_role("article", name=re.compile(r"^Won deal"))).to_be_visible()
+    assert visit.settle() == []
+    assert (
+        api(server, account, "GET", f"/api/opportunity/{won}")["data"][0]["stageId"] == late["id"]
+    )
+    figures(1, "300.00", 0, "0.00")
+    _drop_at_end(column.get_by_role("article", name=re.compile(r"^Open deal")), other)
+    figures(0, "0.00", 1, "300.00")
+    assert visit.settle() == []
+    assert (
+        api(server, account, "GET", f"/api/opportunity/{opened}")["data"][0]["stageId"]
+        == late["id"]
+    )
+    page.reload()
+    column, other = _column(page, early["name"]), _column(page, late["name"])
+    figures(0, "0.00", 1, "300.00")
+    expect(other.get_by_role("article")).to_have_count(2)
+    assert visit.settle() == []
+
+
 def test_a_drop_on_a_stale_card_goes_back_with_the_apis_message(
     visit: Visit, server: str, database_url: str
 ) -> None:

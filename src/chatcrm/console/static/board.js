@@ -319,7 +319,10 @@ class Board {
     try {
       for (const shift of plan.shifts) await this.save(neighbours[shift.index], { orderInCards: shift.order });
       await this.save(entry, { stageId: column.stageId, orderInCards: plan.order });
-      if (from && from !== column) {
+      // A column counts its open opportunities only (won and lost ones stay on the
+      // board with their badge), as the server counts them.
+      const counted = this.kind !== "opportunity" || Number(entry.record.winLossStatus ?? 0) === 0;
+      if (from && from !== column && counted) {
         from.count -= 1;
         column.count += 1;
         if (this.kind === "opportunity") {
