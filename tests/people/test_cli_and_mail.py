@@ -66,6 +66,12 @@ def test_users_and_scoped_keys_from_the_cli(database_url: str, owner_api: Api) -
     assert browser.user["role"] == "viewer" and browser.user["id"] == made["userId"]
     reset = _cli(database_url, "users", "reset-link", email)
     assert reset["resetUrl"].startswith("https://crm.test/console/#reset/")
+    # Without CHATCRM_PUBLIC_URL a command cannot know where serve listens: serve's default
+    # address, said on stderr (stdout keeps its one JSON object).
+    unset = run_cli("users", "reset-link", email, "--database-url", database_url, "--json")
+    assert unset.returncode == 0, unset.stderr
+    assert json.loads(unset.stdout)["resetUrl"].startswith("http://127.0.0.1:8000/console/#reset/")
+    assert "CHATCRM_PUBLIC_URL" in unset.stderr and "127.0.0.1:8000" in unset.stderr
     listed = _cli(database_url, "users", "list", "--account", account)
     assert [u["email"] for u in listed if u["id"] == made["userId"]] == [email]
     refused = run_cli(

@@ -15,6 +15,7 @@ from chatcrm.cli.database import (
     settings_for,
 )
 from chatcrm.cli.tables import json_array_option, print_list
+from chatcrm.config import Settings
 from chatcrm.db.database import Connection
 
 ROLES = ("owner", "admin", "agent", "viewer")
@@ -68,11 +69,24 @@ def users_create(
         return invited.row["id"], people.link(settings.base_url, people.INVITE, invited.token)
 
     user_id, url = run_db(database_url, work)
+    _say_where_links_point(settings)
     if as_json:
         print_json({"userId": user_id, "inviteUrl": url})
     else:
         click.echo(f"user id:    {user_id}")
         click.echo(f"invitation: {url}  (single-use, valid 7 days)")
+
+
+def _say_where_links_point(settings: Settings) -> None:
+    """`serve` gives its workers the address it listens on; a command run apart from it
+    cannot know that address, so without CHATCRM_PUBLIC_URL it uses serve's default and
+    says so (on stderr: stdout keeps its one line or JSON object)."""
+    if settings.public_url is None:
+        click.echo(
+            f"note: the link uses {settings.base_url}, the address `chatcrm serve` listens on "
+            "by default; set CHATCRM_PUBLIC_URL to the address people open",
+            err=True,
+        )
 
 
 @users.command("reset-link")
@@ -94,6 +108,7 @@ def users_reset_link(database_url: str | None, email: str, as_json: bool) -> Non
         return row["id"], people.link(settings.base_url, people.RESET, token)
 
     user_id, url = run_db(database_url, work)
+    _say_where_links_point(settings)
     if as_json:
         print_json({"userId": user_id, "resetUrl": url})
     else:
