@@ -103,9 +103,18 @@ class Current:
     expires_at: datetime
 
 
+def _seen_every(settings: Settings) -> timedelta:
+    """How far last_seen_at may lag behind the last request: a minute, or a hundredth of
+    the idle lifetime when that is shorter."""
+    return min(SEEN_EVERY, timedelta(hours=settings.session_idle_hours) / 100)
+
+
 def _expiry(row: Row, settings: Settings) -> datetime:
-    """When the session ends if nothing more happens: idle or absolute, the sooner."""
-    idle = row["last_seen_at"] + timedelta(hours=settings.session_idle_hours)
+    """When the session ends if nothing more happens: idle or absolute, the sooner. The
+    idle end counts from the latest the last request can have been, so that a session
+    never ends before its idle lifetime has passed without a request (J.3)."""
+    seen = row["last_seen_at"] + _seen_every(settings)
+    idle = seen + timedelta(hours=settings.session_idle_hours)
     return min(idle, row["expires_at"])
 
 
@@ -118,7 +127,7 @@ async def authenticate(conn: Connection, token: str, settings: Settings) -> Curr
         raise SessionExpired
     if _expiry(row, settings) <= now:
         raise SessionExpired
-    if now - row["last_seen_at"] >= SEEN_EVERY:
+    if now - row["last_seen_at"] >= _seen_every(settings):
         await conn.execute(_SEEN, {"_id": row["id"], "_now": now})
         await conn.commit()  # the request may fail later: its visit still counts
     role = row["role"]
