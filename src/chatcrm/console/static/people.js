@@ -2,7 +2,7 @@
 // Profile for a signed-in person (password, two-factor with its QR code, sessions).
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
-import { time } from "./forms.js";
+import { Feedback, time } from "./forms.js";
 
 const ROLES = ["owner", "admin", "agent", "viewer"];
 const SCOPES = [
@@ -22,18 +22,23 @@ function row(id, label, control) {
   return h("div", { class: "field" }, h("label", { for: id }, label), control);
 }
 
-// A form whose submit runs `action`; its answer (or the API's message) shows below it.
-function form(label, children, submit, action) {
+// A form whose submit runs `action`; its answer shows below it. A refusal shows the API's
+// message below it, and each field's message next to its control (`controls`: the body's
+// field names → their controls), as in every other form of the console.
+function form(label, children, submit, action, controls = {}) {
+  const feedback = new Feedback();
   const element = h("form", { class: "people-form", "aria-label": label }, ...children,
-    h("button", { type: "submit" }, submit));
+    feedback.slot, h("button", { type: "submit" }, submit));
   element.addEventListener("submit", async (event) => {
     event.preventDefault();
+    feedback.clear();
     element.querySelectorAll("[role=alert],[role=status]").forEach((n) => n.remove());
     try {
       const shown = await action();
       if (shown) element.append(shown);
     } catch (error) {
-      element.append(note(error instanceof ApiError ? error.message : String(error), "alert"));
+      if (error instanceof ApiError) feedback.error(error, controls);
+      else element.append(note(String(error), "alert"));
     }
   });
   return element;
@@ -63,7 +68,7 @@ export async function users(ctx) {
       body: { email: email.value.trim(), name: name.value.trim(), role: role.value, workspaceIds },
     });
     return note(`Invitation link (send it to ${made.user.email}): ${made.inviteUrl}`);
-  });
+  }, { email, name, role, workspaceIds: spaceBoxes[0]?.closest("fieldset") });
   const table = h("table", { class: "people" },
     h("thead", {}, h("tr", {}, ["Name", "Email", "Role", "Status", ""].map((t) => h("th", {}, t)))),
     h("tbody", {}, listed.map((user) => userRow(ctx, user, owner))));
@@ -123,7 +128,7 @@ export async function keys(ctx) {
     const scopes = boxes.map((b) => b.querySelector("input")).filter((i) => i.checked).map((i) => i.value);
     const made = await ctx.call("POST", "/api/key", { body: { name: name.value.trim(), scopes } });
     return note(`New key (shown this once): ${made.apiKey}`);
-  });
+  }, { name, scopes: boxes[0]?.closest("fieldset") });
   const table = h("table", { class: "people" },
     h("thead", {}, h("tr", {}, ["Name", "Scopes", "Created", "Last used", ""].map((t) => h("th", {}, t)))),
     h("tbody", {}, listed.map((key) => h("tr", {},
@@ -152,7 +157,7 @@ export async function profile(ctx) {
     });
     current.value = next.value = "";
     return note("Password changed; your other sessions were signed out.");
-  });
+  }, { currentPassword: current, newPassword: next });
   const sessions = (await ctx.call("GET", "/api/session/list")).data;
   const list = h("ul", { class: "sessions" }, sessions.map((s) => h("li", {},
     `${s.userAgent || "unknown browser"} — ${s.ip} — since ${time(s.createdAt)}`,
@@ -187,7 +192,7 @@ function twoFactor(ctx, me) {
       [row("2fa-password", "Password", password)], "Turn off", async () => {
         await ctx.call("DELETE", "/api/me/2fa", { body: { password: password.value } });
         ctx.refresh();
-      }));
+      }, { password }));
     return box;
   }
   box.append(h("button", {
@@ -203,7 +208,7 @@ function twoFactor(ctx, me) {
           const done = await ctx.call("POST", "/api/me/2fa/enable", { body: { code: code.value.trim() } });
           box.replaceChildren(note("Two-factor is on. Keep these recovery codes (shown once):"),
             h("ul", { class: "recovery" }, done.recoveryCodes.map((c) => h("li", {}, c))));
-        }));
+        }, { code }));
     },
   }, "Set up two-factor"));
   return box;
