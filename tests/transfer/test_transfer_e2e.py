@@ -9,6 +9,7 @@ import csv
 import json
 import shlex
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,8 @@ class Workspace:
         self.http = httpx.Client(base_url=server.base_url, headers=headers, timeout=30)
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
-        answer = self.http.request(method, path, **kwargs).json()
+        # Money as Decimal: a float would round an amount of 16 significant digits.
+        answer = json.loads(self.http.request(method, path, **kwargs).content, parse_float=Decimal)
         assert answer["success"], answer
         return answer["data"]
 
@@ -233,7 +235,8 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     opps = [
         ["Big deal", "2500.75", "+51 987-654-321", opportunity_stage, "first"],
         ["Small deal", "100", "luis@example.com", "", ""],
-        ["Orphan", "5", "", "", "no contact"],
+        # 16 significant digits: a float would round it (…1761).
+        ["Orphan", "943635842617.1762", "", "", "no contact"],
         ["Lost one", "5", "nobody@example.com", "", ""],
     ]
     opp_file = write_csv(tmp_path / "opportunities.csv", [opp_header, *opps])
@@ -251,7 +254,7 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     assert {o["creationTypeId"] for o in stored} == {2}
     assert [(o["name"], str(o["amount"])) for o in stored] == [
         ("Big deal", "2500.75"),
-        ("Orphan", "5"),
+        ("Orphan", "943635842617.1762"),
         ("Small deal", "150"),
     ]
 
@@ -275,14 +278,19 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     assert {r["stage"] for r in rows} <= {s["name"] for s in setup["contactStages"]}
     exported_opps = tmp_path / "export-opportunities.csv"
     assert first.cli("export", "opportunities", "-o", str(exported_opps)).exit_code == 0
+    # Phones with their '+': read the same whatever the importing workspace's country.
     assert {r["contact"] for r in read_csv(exported_opps)} == {
-        "51987654321",
+        "+51987654321",
         "",
         "luis@example.com",
     }
+    assert "+51987654321" in {r["phone"] for r in rows}
 
     created = first.call("POST", "/api/workspace", json={"name": "Copy"})
+    # In Brazil, 51 987654321 is a valid national number (Porto Alegre): bare digits
+    # would be read as +55 51….
     second = Workspace(server, account.api_key, created["id"])
+    second.call("PUT", f"/api/workspace/{second.id}", json={"defaultCountry": "BR"})
     second.add("agents", name="Ann", email="ann@example.com")
     for tag in ("VIP", "Newcomer"):
         second.add("tags", name=tag)
@@ -301,6 +309,8 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     assert lines.exit_code == 0, lines.output
     records = [json.loads(line) for line in lines.stdout.splitlines()]
     assert len(records) == 1
+    jsonl = first.cli("export", "opportunities", "--format", "jsonl", "--q", "Orphan")
+    assert '"amount":943635842617.1762' in jsonl.stdout.replace(" ", ""), jsonl.stdout
     assert set(records[0]["tags"]) == {"VIP", "Newcomer"}
     assert records[0]["isRead"] is True and records[0]["var:city"] == "Lima"
     assert "exported 1 contacts" in lines.stderr

@@ -52,17 +52,17 @@ def read_cell(field: Field, text: str) -> Any:
     return text
 
 
-def _number(text: str) -> int | float:
-    """A JSON number for the API (which refuses numbers sent as strings). Amounts have at
-    most 16 significant digits (10^12 with 4 decimals); a float prints them back exactly
-    up to 15, and the API checks the rest."""
+def _number(text: str) -> int | Decimal:
+    """A JSON number for the API (which refuses numbers sent as strings), exactly as
+    written: the SDK writes a Decimal as its own digits, where a float would round an
+    amount of 16 significant digits (10^12 with 4 decimals)."""
     try:
         value = Decimal(text.strip().replace(" ", ""))
     except InvalidOperation as exc:
         raise CellError("must be a number") from exc
     if not value.is_finite():
         raise CellError("must be a number")
-    return int(value) if value == value.to_integral_value() else float(value)
+    return int(value) if value == value.to_integral_value() else value
 
 
 def write_cell(value: Any) -> str:

@@ -9,7 +9,6 @@ import csv
 import json
 import tempfile
 from collections.abc import Iterator
-from decimal import Decimal
 from typing import Any, TextIO
 
 from chatcrm.transfer.cells import LIST_SEPARATOR, variable_text, write_cell
@@ -17,6 +16,15 @@ from chatcrm.transfer.columns import VARIABLE_PREFIX, Column, RecordColumns, Rol
 from chatcrm.transfer.names import Lookup, WorkspaceNames
 from chatcrm.transfer.progress import RowProgress
 from chatcrm.transfer.remote import Remote
+from chatcrm_client._wire import dumps as exact_json
+
+# Stored as digits with their country code; written with a '+', so that a workspace whose
+# defaultCountry would read bare digits as a national number reads them the same (N).
+PHONE_FIELDS = frozenset({"internalWhatsappNumber", "platformSenderPhone"})
+
+
+def international(digits: str) -> str:
+    return f"+{digits}"
 
 
 class RowWriter:
@@ -61,6 +69,8 @@ class RowWriter:
             return [
                 tag["id"] if LIST_SEPARATOR in tag["name"] else tag["name"] for tag in value or []
             ]
+        if column.wire in PHONE_FIELDS and value:
+            return international(value)
         if column.wire == "finalAmount" and value == record.get("amount"):
             # Left empty: it follows the amount again in the workspace it is imported into.
             return None
@@ -73,24 +83,20 @@ def contact_labels(remote: Remote) -> dict[str, str]:
     labels: dict[str, str] = {}
     for page in remote.contacts({}):
         for contact in page:
-            label = contact.get("internalWhatsappNumber") or contact.get("email")
+            phone = contact.get("internalWhatsappNumber")
+            label = international(phone) if phone else contact.get("email")
             if label:
                 labels[contact["id"]] = label
     return labels
-
-
-def _json_number(value: Any) -> Any:
-    """Money arrives as Decimal (never through float on the way in); JSON has numbers."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def write_jsonl(records: Iterator[dict[str, Any]], writer: RowWriter, out: TextIO) -> int:
     count = 0
     for record in records:
         values = writer.values(record, typed=True)
-        out.write(json.dumps(values, ensure_ascii=False, default=_json_number) + "\n")
+        # Money arrives as Decimal (never through float on the way in) and leaves as the
+        # same digits: the SDK's own writer of request bodies (a float would round it).
+        out.write(exact_json(values).decode("utf-8") + "\n")
         count += 1
     return count
 
