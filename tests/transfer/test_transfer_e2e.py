@@ -209,10 +209,11 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     assert rejects.read_bytes().startswith(b"\xef\xbb\xbf")
     with rejects.open(encoding="utf-8-sig", newline="") as handle:
         rejected = list(csv.reader(handle, delimiter=";"))
-    assert rejected[0] == ["line", *header, "error"]
-    assert [row[0] for row in rejected[1:]] == ["3", "6"]
-    assert [row[1:-1] for row in rejected[1:]] == bad
-    assert rejected[1][-1].startswith("email: ")
+    # Contract G: each failed row as it was, plus an error column (which says its line).
+    assert rejected[0] == [*header, "error"]
+    assert [row[:-1] for row in rejected[1:]] == bad
+    assert [row[-1].split(": ", 1)[0] for row in rejected[1:]] == ["line 3", "line 6"]
+    assert rejected[1][-1].startswith("line 3: email: ")
     assert 'stage: no contact stage with name or id "No such stage"' in rejected[2][-1]
     assert "isRead: must be true or false" in rejected[2][-1]
 
@@ -258,9 +259,9 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
         ("Small deal", "150"),
     ]
 
-    # The rejects file, fixed, imports as it is (its line and error columns are ignored).
+    # The rejects file, fixed, imports as it is (its error column is ignored).
     fixed = [list(row) for row in rejected]
-    fixed[1][3] = "fixed@example.com"
+    fixed[1][header.index("email")] = "fixed@example.com"
     write_csv(rejects, fixed, delimiter=";")
     retried = first.cli("import", "contacts", str(rejects), "--dry-run")
     assert summary(retried) == "created 1, updated 0, unchanged 0, failed 1", retried.output

@@ -24,7 +24,7 @@ _NOT_COLUMNS = frozenset({"workspaceId", "creationTypeId"})
 # The columns a rejects file adds (the row's line in the file read, and why it failed);
 # they are ignored on import, so a rejects file can be fixed and imported again as it is.
 ERROR_COLUMN = "error"
-LINE_COLUMN = "line"
+LINE_COLUMN = "line"  # written first by earlier versions' rejects files: read, ignored
 IGNORED_COLUMNS = frozenset({ERROR_COLUMN, LINE_COLUMN})
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from chatcrm.transfer.columns import ERROR_COLUMN, IGNORED_COLUMNS, LINE_COLUMN
+from chatcrm.transfer.columns import ERROR_COLUMN, IGNORED_COLUMNS
 from chatcrm.transfer.csv_source import Row
 from chatcrm.transfer.problems import BadInput
 
@@ -40,10 +40,10 @@ class Tally:
 
 
 class Rejects:
-    """Each failed row as it was read (its columns and values), after a `line` column
-    (where the row starts in the file read) and before an `error` column; the same
-    delimiter as the file read, so it can be fixed and imported again. Also keeps the
-    first failures for stderr, with or without a file."""
+    """Each failed row as it was read (its columns and values) plus an `error` column
+    (contract G), which begins with where the row starts in the file read (`line 3: …`);
+    the same delimiter as the file read, so it can be fixed and imported again. Also keeps
+    the first failures for stderr, with or without a file."""
 
     def __init__(
         self, path: Path | None, header: list[str], delimiter: str, *, bom: bool = False
@@ -59,12 +59,13 @@ class Rejects:
         except OSError as exc:
             raise BadInput(f"{path}: cannot write the rejects file: {exc.strerror}") from exc
         self.width = len(header)
-        # A rejects file read back keeps a single line and error column.
+        # A rejects file read back keeps a single error column (and drops the line column
+        # that earlier versions wrote first).
         self.keep = [
             i for i, name in enumerate(header) if name.strip().casefold() not in IGNORED_COLUMNS
         ]
         self.writer: Any = csv.writer(self.handle, delimiter=delimiter)
-        self.writer.writerow([LINE_COLUMN] + [header[i] for i in self.keep] + [ERROR_COLUMN])
+        self.writer.writerow([header[i] for i in self.keep] + [ERROR_COLUMN])
 
     def write(self, row: Row, error: str) -> None:
         if len(self.first) < SHOWN_FAILURES:
@@ -74,7 +75,7 @@ class Rejects:
         cells = row.cells
         padded = cells + [""] * (self.width - len(cells))
         kept = [padded[i] for i in self.keep] + padded[self.width :]
-        self.writer.writerow([str(row.line), *kept, error])
+        self.writer.writerow([*kept, f"line {row.line}: {error}"])
 
     def close(self) -> None:
         if self.handle is not None:
