@@ -11,10 +11,12 @@ import socket
 from collections.abc import Awaitable, Callable
 from ipaddress import IPv4Address, ip_address
 
+import aiohttp
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chatcrm.core.transport_errors import describe
 from chatcrm.webhooks.addresses import (
     check_at_send,
     host_of,
@@ -22,6 +24,8 @@ from chatcrm.webhooks.addresses import (
     literal_address,
     refused_reason,
 )
+from chatcrm.webhooks.sender import new_client
+from tests.webhooks.receiver import Receiver
 
 REFUSED_V4 = {
     "0.0.0.0": "unspecified",
@@ -246,3 +250,48 @@ def test_the_system_resolver_is_used_by_default() -> None:
         "127.0.0.1 is a loopback address"
     )
     assert asyncio.run(check_at_send("http://127.0.0.1/", allow_private=True)) is None
+
+
+async def test_the_connection_goes_only_to_addresses_that_pass_the_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """DNS rebinding: a name that passed the check before the attempt and resolves to
+    127.0.0.1 when the HTTP client connects is refused then too, and nothing is sent. The
+    client's resolver judges the very addresses it connects to."""
+    receiver = Receiver()
+    lookups: list[str] = []
+
+    async def rebound(
+        self: aiohttp.ThreadedResolver, host: str, port: int = 0, family: int = socket.AF_INET
+    ) -> list[dict[str, object]]:
+        lookups.append(host)
+        return [
+            {"hostname": host, "host": "127.0.0.1", "port": port, "family": socket.AF_INET,
+             "proto": 0, "flags": socket.AI_NUMERICHOST}
+        ]  # fmt: skip
+
+    monkeypatch.setattr(aiohttp.ThreadedResolver, "resolve", rebound)
+    url = f"http://rebind.example:{receiver.port}/hook"
+    try:
+        client = new_client(max_connections=4)
+        try:
+            with pytest.raises(aiohttp.ClientError) as refused:
+                async with client.post(url, data=b"{}"):
+                    pass
+        finally:
+            await client.close()
+        assert describe(refused.value) == (
+            "address refused: rebind.example resolves to 127.0.0.1, a loopback address"
+        )
+        assert lookups == ["rebind.example"]
+        assert receiver.requests() == []
+        # Private receivers allowed (CHATCRM_WEBHOOK_ALLOW_PRIVATE): the same goes through.
+        client = new_client(max_connections=4, allow_private=True)
+        try:
+            async with client.post(url, data=b"{}") as answer:
+                assert answer.status == 200
+        finally:
+            await client.close()
+        assert [r.path for r in receiver.requests()] == ["/hook"]
+    finally:
+        receiver.close()

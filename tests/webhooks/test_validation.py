@@ -106,6 +106,15 @@ def test_a_url_of_2000_characters_is_accepted(api: Api) -> None:
         "http://[ff02::1]/",
         "https://user:secret@10.0.0.1/",
         "https://receiver.example@127.0.0.1/",
+        # Not public either: protocol assignments, documentation, benchmarking, reserved.
+        "http://192.0.0.8/",
+        "http://192.0.2.10/",
+        "http://198.51.100.7/",
+        "http://203.0.113.9/",
+        "http://198.18.0.1/",
+        "http://198.19.255.1/",
+        "http://240.0.0.1/",
+        "http://[2001:db8::1]/",
     ],
 )
 def test_a_refused_address_is_422_on_url(api: Api, url: str) -> None:
@@ -113,8 +122,8 @@ def test_a_refused_address_is_422_on_url(api: Api, url: str) -> None:
     assert error_fields(answer) == ["url"]
     message = messages(answer)["url"]
     assert message.startswith(
-        "must not point to a loopback, private, link-local, CGNAT, multicast or unspecified "
-        "address: "
+        "must not point to a loopback, private, link-local, CGNAT, multicast, unspecified, "
+        "documentation, benchmarking or reserved address: "
     ), message
     assert ok_data(api.get("/api/webhook"))["data"] == []
 

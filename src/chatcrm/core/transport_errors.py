@@ -12,8 +12,16 @@ import httpx
 _MAX_ERROR_CHARS = 300
 
 
+class AddressRefused(OSError):
+    """A connection not made: the host resolved to an address the sender may not reach
+    (webhooks/addresses.py)."""
+
+
 def describe(exc: BaseException) -> str:
     causes = chain(exc)
+    refused = next((e for e in causes if isinstance(e, AddressRefused)), None)
+    if refused is not None:
+        return short(f"address refused: {refused}")
     if any(isinstance(e, ConnectionRefusedError) for e in causes):
         return "connection refused"
     if any(isinstance(e, ConnectionResetError) for e in causes):

@@ -1,7 +1,8 @@
 """Where a webhook may send: the server-side request forgery rules of contract D.4.
 
 A receiver whose host is, or resolves to, a loopback, private (RFC 1918, fc00::/7),
-link-local, CGNAT (100.64/10), multicast or unspecified address (0.0.0.0/8 too) is refused,
+link-local, CGNAT (100.64/10), multicast or unspecified address (0.0.0.0/8 too), or one of
+the other ranges that are not public (documentation, benchmarking, reserved) is refused,
 unless `CHATCRM_WEBHOOK_ALLOW_PRIVATE=1`. IPv6 forms that carry an IPv4 address
 (`::ffff:127.0.0.1`, `::127.0.0.1`, NAT64, 6to4, Teredo) are judged by that address.
 
@@ -27,11 +28,19 @@ from collections.abc import Awaitable, Callable
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
 from urllib.parse import urlsplit
 
+import aiohttp
+import aiohttp.abc
+
+from chatcrm.core.transport_errors import AddressRefused
+
 IPAddress = IPv4Address | IPv6Address
 # Seconds a create, an update or a send waits for the resolver.
 RESOLVE_TIMEOUT = 2.0
 # What every refusal message lists, for the person reading a 422.
-REFUSED_KINDS = "loopback, private, link-local, CGNAT, multicast or unspecified"
+REFUSED_KINDS = (
+    "loopback, private, link-local, CGNAT, multicast, unspecified, documentation, "
+    "benchmarking or reserved"
+)
 
 _V4: tuple[tuple[IPv4Network, str], ...] = tuple(
     (IPv4Network(net), kind)
@@ -45,6 +54,14 @@ _V4: tuple[tuple[IPv4Network, str], ...] = tuple(
         ("100.64.0.0/10", "CGNAT"),
         ("224.0.0.0/4", "multicast"),
         ("255.255.255.255/32", "broadcast"),
+        # Not public either (RFC 6890): protocol assignments, documentation, benchmarking,
+        # and the reserved 240/4.
+        ("192.0.0.0/24", "reserved"),
+        ("192.0.2.0/24", "documentation"),
+        ("198.51.100.0/24", "documentation"),
+        ("203.0.113.0/24", "documentation"),
+        ("198.18.0.0/15", "benchmarking"),
+        ("240.0.0.0/4", "reserved"),
     )
 )
 _V6: tuple[tuple[IPv6Network, str], ...] = tuple(
@@ -57,6 +74,8 @@ _V6: tuple[tuple[IPv6Network, str], ...] = tuple(
         ("64:ff9b:1::/48", "private"),  # NAT64 for local use (RFC 8215)
         ("fe80::/10", "link-local"),
         ("ff00::/8", "multicast"),
+        ("2001:db8::/32", "documentation"),
+        ("100::/64", "reserved"),  # discard-only
     )
 )
 _NAT64 = IPv6Network("64:ff9b::/96")
@@ -157,6 +176,29 @@ async def refused_reason(
         if kind is not None:
             return f"{host} resolves to {text}, {_a(kind)} address"
     return None
+
+
+class CheckingResolver(aiohttp.abc.AbstractResolver):
+    """The webhook client's own resolver: every address a name resolves to is judged as at
+    send time, and the connection is made to those very addresses. The check before an
+    attempt resolves the name once; the HTTP client resolves it again to connect, and DNS
+    may answer otherwise the second time (DNS rebinding): this refuses it then too."""
+
+    def __init__(self) -> None:
+        self._inner = aiohttp.ThreadedResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[aiohttp.abc.ResolveResult]:
+        found = await self._inner.resolve(host, port, family)
+        for result in found:
+            kind = kind_of(ip_address(result["host"]))
+            if kind is not None:
+                raise AddressRefused(f"{host} resolves to {result['host']}, {_a(kind)} address")
+        return found
+
+    async def close(self) -> None:
+        await self._inner.close()
 
 
 async def check_at_send(url: str, *, allow_private: bool) -> str | None:

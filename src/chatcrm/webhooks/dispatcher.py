@@ -295,7 +295,9 @@ class Dispatcher:
 
     @asynccontextmanager
     async def _session(self) -> AsyncIterator[None]:
-        self._client = sender.new_client(max_connections=self._total)
+        self._client = sender.new_client(
+            max_connections=self._total, allow_private=self._allow_private
+        )
         try:
             yield
         finally:

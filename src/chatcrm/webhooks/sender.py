@@ -23,7 +23,7 @@ from yarl import URL
 
 from chatcrm import __version__
 from chatcrm.core.transport_errors import chain, describe, short
-from chatcrm.webhooks.addresses import check_at_send, host_of
+from chatcrm.webhooks.addresses import CheckingResolver, check_at_send, host_of
 from chatcrm.webhooks.claims import Claimed
 from chatcrm.webhooks.outcomes import Outcome
 from chatcrm.webhooks.schedule import RETRY_AFTER_STATUSES, parse_retry_after
@@ -35,11 +35,14 @@ USER_AGENT = f"chatcrm-webhooks/{__version__}"
 _MAX_ANSWER_BYTES = 64 * 1024
 
 
-def new_client(*, max_connections: int) -> aiohttp.ClientSession:
+def new_client(*, max_connections: int, allow_private: bool = False) -> aiohttp.ClientSession:
     """The one HTTP client of a dispatcher, shared by its sends (connections are reused).
     Make it on the event loop that uses it."""
     connector = aiohttp.TCPConnector(
         limit=max_connections,
+        # Connects only to addresses that pass the rules of addresses.py, as resolved for
+        # this very connection (the check before each attempt resolves on its own).
+        resolver=None if allow_private else CheckingResolver(),
         # Idle connections are closed before common servers close them (uvicorn after 5 s,
         # nginx 75 s): reusing one the receiver is closing fails the attempt.
         keepalive_timeout=4,
