@@ -273,10 +273,11 @@ def test_a_failed_status_keeps_its_error(conv: Conversation) -> None:
     assert message["status"] == "failed"
     assert message["error"] == {"code": 131047, "title": "Re-engagement message"}
     updates = ok_data(conv.api.get("/api/events", params={"recordId": message["id"]}))["events"]
+    # D.1: in record key order (status, error, …, statusAt).
     assert updates[-1]["type"] == "message.updated" and updates[-1]["changed"] == [
         "status",
-        "statusAt",
         "error",
+        "statusAt",
     ]
 
 

@@ -58,6 +58,11 @@ KEYS = (
 )
 
 
+def in_key_order(names: list[str]) -> list[str]:
+    """Changed fields as D.1 lists them: in the record's key order."""
+    return [key for key in KEYS if key in names]
+
+
 def moves_forward(current: str, new: str) -> bool:
     """Whether an outbound message at `current` may take status `new` (K.1)."""
     if current == new or current in (FAILED, RECEIVED):

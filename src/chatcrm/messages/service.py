@@ -26,6 +26,7 @@ from chatcrm.messages.record import (
     RECEIVED,
     SENT,
     WHATSAPP,
+    in_key_order,
     moves_forward,
     wire,
 )
@@ -282,7 +283,8 @@ async def change_status(
         type="message.updated",
         record_id=row["id"],
         record_version=values["version"],
-        changed=changed or ["status", "statusAt"],
+        # D.1: in record key order (status, error, externalId, …, statusAt).
+        changed=in_key_order(changed or ["status", "statusAt"]),
         data=message,
         now=now,
     )
