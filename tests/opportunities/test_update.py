@@ -889,7 +889,7 @@ def test_stale_if_match_is_412_and_changes_nothing(api: Api, database_url: str) 
     opp, tag = new_opportunity(api)
     set_fields(api, opp["id"], name="Changed meanwhile")
     unchanged = Unchanged(database_url, api, opp["id"])
-    for stale in (tag, '"99"', 'W/"2"', "2", "garbage"):
+    for stale in (tag, '"99"', 'W/"2"', "2", "garbage", '"2147483648"', '"99999999999999999999"'):
         response = put(
             api, opp["id"], {"paramToUpdate": "name", "name": "Lost"}, headers={"If-Match": stale}
         )

@@ -7,6 +7,9 @@ from typing import NoReturn
 from chatcrm.core.errors import PreconditionFailed, ServiceError
 from chatcrm.records.statements import View
 
+# A record's version is a 32-bit column (records/kind.py).
+MAX_VERSION = 2**31 - 1
+
 
 def etag(version: int) -> str:
     """Strong tag naming the record's version; the same whichever shape shows the record."""
@@ -35,7 +38,10 @@ def simple_if_match(if_match: str | None) -> tuple[bool, int | None]:
         return True, None
     tag = if_match.strip()
     if len(tag) > 2 and tag[0] == tag[-1] == '"' and tag[1:-1].isascii() and tag[1:-1].isdigit():
-        return True, int(tag[1:-1])
+        version = int(tag[1:-1])
+        # A version no record can have (the column's range) is not sent to the database,
+        # which would refuse the number itself: `check_if_match` answers it, 412.
+        return (True, version) if version <= MAX_VERSION else (False, None)
     return False, None
 
 
