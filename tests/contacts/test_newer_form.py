@@ -96,6 +96,15 @@ def test_aliases_in_updates(api: Api) -> None:
     body = {"paramToUpdate": "phone", "phone": phone2}
     got = ok_data(put(api, contact["id"], body), UPDATED)["contact"]
     assert got["internalWhatsappNumber"] == phone2
+    # named under one of its names, carried under the other (either way round)
+    for body in (
+        {"paramToUpdate": "internalWhatsappNumber", "phone": phone},
+        {"paramToUpdate": "phone", "internalWhatsappNumber": phone2},
+        {"paramToUpdate": "variables", "customFields": [{"name": "city", "value": "Lima"}]},
+    ):
+        got = ok_data(put(api, contact["id"], body), UPDATED)["contact"]
+    assert got["internalWhatsappNumber"] == phone2
+    assert got["variables"] == [{"name": "city", "value": "Lima"}]
     # errors name the key the client used
     body = error(put(api, contact["id"], {"phone": "12"}), 422, "VALIDATION_ERROR")
     assert error_fields(body) == ["phone"]
@@ -123,6 +132,7 @@ def test_aliases_in_updates(api: Api) -> None:
     for body in (
         {"assignedComercialId": agent["id"]},
         {"paramToUpdate": "assignedComercialId", "assignedComercialId": agent["id"]},
+        {"paramToUpdate": "assignedAgentId", "assignedComercialId": agent["id"]},
     ):
         response = api.put("/api/opportunity", params={"id": deal["id"]}, json=body)
         assert ok_data(response)["oportunity"]["assignedAgentId"] == agent["id"]

@@ -164,7 +164,8 @@ def _param_names(table: FieldTable, body: dict[str, Any]) -> list[str]:
     keys: set[str] = set()  # the body keys of the named fields: each name and its aliases
     for name in named:
         f = _field_named(table, name)
-        if name not in body:
+        # Carried under any of its names (docs/api.md "Aliases in updates").
+        if not any(key in body for key in (f.wire, *f.aliases)):
             raise BadRequest.field(
                 name, f"Field '{name}' is named in '{PARAM}' but missing from the body."
             )
