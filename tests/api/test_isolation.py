@@ -589,3 +589,28 @@ def test_opportunity_codes_are_per_workspace(victim: Victim) -> None:
     assert first["opportCode"] == f"OPP-{year}-0001"
     assert victim.opportunity["opportCode"] == f"OPP-{year}-0001"
     assert victim.api.create_opportunity()["opportCode"] == f"OPP-{year}-0002"
+
+
+def test_a_query_workspace_naming_another_one_is_403_on_creates_too(api: Api) -> None:
+    """Creates take their workspace from the header or the body, but a query `workspaceId`
+    naming another workspace is refused as anywhere else, never silently ignored."""
+    contact = api.create_contact()
+    sibling = ok_data(api.post("/api/workspace", json={"name": "Sibling"}, workspace=None))["id"]
+    elsewhere = {"workspaceId": sibling}
+    before = ok_data(api.get("/api/contact"))["data"]
+    for path, body in [
+        ("/api/contact", {"name": "Nope", "email": unique_email()}),
+        ("/api/opportunity", {"name": "Nope", "amount": 1}),
+        (f"/api/contact/{contact['id']}/activities", {"content": "nope"}),
+        ("/api/contact/delete-batch", {"contactIds": [{"ids": contact["id"]}]}),
+    ]:
+        refused = api.post(path, json=body, params=elsewhere)
+        assert error(refused, 403, "FORBIDDEN")["message"] == (
+            "The header 'x-workspace-id' and 'workspaceId' name different workspaces."
+        ), path
+    assert ok_data(api.get("/api/contact"))["data"] == before
+    assert ok_data(api.get("/api/opportunity"))["data"] == []
+    # The same workspace in the query is no conflict.
+    body = {"name": "Yes", "email": unique_email()}
+    same = api.post("/api/contact", json=body, params={"workspaceId": api.ws})
+    assert ok_data(same)["contact"]["name"] == "Yes"

@@ -88,7 +88,12 @@ class Call:
         all, 401.
         """
         header = _given(self.header(WORKSPACE_HEADER))
-        in_query = _given(self.query("workspaceId")) if query else None
+        in_query = _given(self.query("workspaceId"))
+        # Routes that take their workspace from the header or the body (creates) still
+        # refuse a query `workspaceId` naming another one: never silently ignored.
+        also_named = [] if query or in_query is None else [in_query]
+        if not query:
+            in_query = None
         in_body: str | None = None
         if body is not None and body.get("workspaceId") is not None:
             value = body["workspaceId"]
@@ -104,7 +109,7 @@ class Call:
             raise WorkspaceRequired(
                 "No workspace named: send the header 'x-workspace-id' (or workspaceId)."
             )
-        if any(w != named[0] for w in named):
+        if any(w != named[0] for w in (*named, *also_named)):
             raise Forbidden(
                 "The header 'x-workspace-id' and 'workspaceId' name different workspaces."
             )
