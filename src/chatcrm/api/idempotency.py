@@ -69,11 +69,16 @@ def _canonical(value: Any) -> Any:
 
 def request_hash(body: bytes, workspace: str | None) -> str:
     """The request as far as the key covers it: the body as parsed JSON, and the workspace
-    header (the same body sent to another workspace is another request, not a retry)."""
+    it is for (the same body sent to another workspace is another request, not a retry):
+    the header's, else the body's `workspaceId`, so that naming the same workspace one way
+    or both ways is the same request."""
     try:
-        canonical = orjson.dumps(_canonical(parse_json(body)), option=orjson.OPT_SORT_KEYS)
+        parsed = parse_json(body)
+        canonical = orjson.dumps(_canonical(parsed), option=orjson.OPT_SORT_KEYS)
     except ServiceError:  # not JSON: the handler will refuse it; compare the bytes
-        canonical = b"raw:" + body
+        parsed, canonical = None, b"raw:" + body
+    if not workspace and isinstance(parsed, dict) and isinstance(parsed.get("workspaceId"), str):
+        workspace = parsed["workspaceId"]
     return hashlib.sha256(f"{workspace or ''}\n".encode() + canonical).hexdigest()
 
 
