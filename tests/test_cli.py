@@ -458,3 +458,23 @@ def test_version_and_help() -> None:
     out = succeeded(run_cli("--help"))
     for command in ("serve", "init", "workspace", "keys", "migrate"):
         assert command in out
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["keys", "create"], "Missing option '--account'"),
+        (["workspace", "create"], "Missing option '--api-key'"),
+        (["keys", "revoke"], "Missing argument 'KEY_ID'"),
+        (["init", "--bogus"], "No such option '--bogus'"),
+        (["serve", "--port", "99999"], "Invalid value for '--port'"),
+        (["nosuch"], "No such command 'nosuch'"),
+    ],
+)
+def test_a_wrong_option_or_command_is_one_line_too(args: list[str], says: str) -> None:
+    """Contract 6: non-zero with a one-line message on failure, click's usage block
+    included (exit 2, as click's)."""
+    result = run_cli(*args)
+    line = failed_with_one_line(result)
+    assert result.returncode == 2
+    assert line.startswith("chatcrm: error: ") and says in line, line

@@ -7,6 +7,7 @@ command starts in about half the time."""
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 import click
@@ -33,6 +34,34 @@ class _LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
+
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Every failure is one line on stderr (contract section 6), a wrong option or
+        command too, where click would print its usage block."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            result = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:  # a group alone: its help
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            where = getattr(getattr(exc, "ctx", None), "command_path", None)
+            hint = f" (see '{where} --help')" if isinstance(exc, click.UsageError) and where else ""
+            click.echo(f"chatcrm: error: {exc.format_message()}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("chatcrm: error: aborted", err=True)
+            sys.exit(1)
+        # Not standalone, click returns what `ctx.exit(code)` (--help, --version) gave.
+        sys.exit(result if type(result) is int else 0)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
