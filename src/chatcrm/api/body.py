@@ -92,8 +92,9 @@ async def read_json_object(request: Request, *, required: bool = True) -> dict[s
             raise BadRequest("A JSON object is required as the request body.")
         return {}
     content_type = request.headers.get("content-type")
-    # A body without Content-Type is read as JSON; one declared as something else is 415.
-    if content_type is not None and not is_json_media_type(content_type):
+    # A body without Content-Type is read as JSON (an empty header declares nothing
+    # either); one declared as something else is 415.
+    if content_type and content_type.strip() and not is_json_media_type(content_type):
         raise UnsupportedMediaType(
             f"Content-Type {content_type.strip()!r} is not supported; "
             "send application/json (UTF-8)."
