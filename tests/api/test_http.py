@@ -275,6 +275,18 @@ def test_request_id_of_a_uuid_is_echoed(api: Api) -> None:
     assert response.headers["x-request-id"] == rid
 
 
+@pytest.mark.parametrize("rid", ["my trace 1", "x" * 201, "a" * 1024, '{"span": 7}'])
+def test_any_printable_request_id_is_echoed(api: Api, rid: str) -> None:
+    """Contract 0: echo the client's id; spaces, punctuation and long ids included."""
+    response = api.get(f"/api/workspace/{api.ws}", headers={"x-request-id": rid})
+    assert response.headers["x-request-id"] == rid
+
+
+def test_a_request_id_too_long_for_a_log_line_is_replaced(api: Api) -> None:
+    response = api.get(f"/api/workspace/{api.ws}", headers={"x-request-id": "a" * 1025})
+    assert re.fullmatch(r"[0-9a-f]{32}", response.headers["x-request-id"])
+
+
 # --- unknown routes and methods ----------------------------------------------------------
 
 

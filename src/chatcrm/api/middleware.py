@@ -24,13 +24,15 @@ from chatcrm.logs import REQUEST_LOGGER, log_fields
 
 log = logging.getLogger(REQUEST_LOGGER)
 
-_CLIENT_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
+# A client's id is echoed (contract 0) when it is printable ASCII, spaces included, and no
+# longer than this: it goes into every log line of the request.
+_CLIENT_REQUEST_ID = re.compile(r"^[\x20-\x7e]{1,1024}$")
 
 
 def _request_id(scope: Scope) -> str:
     for name, value in scope["headers"]:
         if name == b"x-request-id":
-            text = value.decode("latin-1")
+            text = value.decode("latin-1").strip()
             if _CLIENT_REQUEST_ID.fullmatch(text):
                 return text
             break
