@@ -12,7 +12,16 @@ from typing import Any
 import pytest
 
 from chatcrm.provisioning import NewAccount
-from chatcrm_client import BadRequest, ConnectionFailed, RateLimited, ServerError
+from chatcrm_client import (
+    ApiError,
+    BadRequest,
+    ClientError,
+    ConnectionFailed,
+    RateLimited,
+    ServerError,
+    UnexpectedStatus,
+)
+from chatcrm_client._engine import backoff
 from tests.sdk.scripted import DROP, Answer, DroppingProxy, ScriptedServer
 from tests.servers import Server
 
@@ -81,13 +90,27 @@ def test_429_and_5xx_are_retried_up_to_max_retries(
     assert (failed.value.status, failed.value.error_code) == (502, None)
 
 
+def test_every_error_status_is_an_api_error_subclass(
+    make_client: Any, scripted: ScriptedServer
+) -> None:
+    """Contract F: errors raise ApiError subclasses, for statuses the service never gives
+    too (a proxy's): 408 after its retries, 410, 423; a redirect."""
+    for status, kind, tries in ((408, ClientError, 2), (410, ClientError, 1), (423, ClientError, 1),
+                                (302, UnexpectedStatus, 1)):  # fmt: skip
+        scripted.script(*[Answer(status, {"retry-after": "0"}, raw=b"<html></html>")] * tries)
+        with pytest.raises(kind) as raised:
+            make(make_client, scripted, max_retries=1).contacts.get("c1")
+        assert type(raised.value) is kind and raised.value.status == status
+        assert isinstance(raised.value, ApiError)
+
+
 def test_connection_errors_are_retried(make_client: Any, scripted: ScriptedServer) -> None:
     scripted.script(DROP, created())
     started = time.monotonic()
     assert make(make_client, scripted).contacts.create(name="Ana").id == "c1"
     first, second = scripted.seen
     assert first.headers["idempotency-key"] == second.headers["idempotency-key"]
-    assert 0.2 <= time.monotonic() - started < 3.0  # backoff: 0.25 to 0.5 s
+    assert 0.5 <= time.monotonic() - started < 3.0  # backoff: 0.5 to 1 s
 
     # Nobody listening: tried 1 + max_retries times, then ConnectionFailed.
     with socket.socket() as unused:
@@ -115,3 +138,15 @@ def test_a_create_whose_answer_is_lost_is_retried_and_creates_once(
         assert [c.id for c in client.contacts.list()] == [contact.id]
     finally:
         proxy.close()
+
+
+def test_backoff_waits_from_half_a_second_to_eight() -> None:
+    """Contract F: exponential backoff from 0.5 s to 8 s with jitter."""
+    for attempt in range(8):
+        waits = [backoff(attempt) for _ in range(200)]
+        assert all(0.5 <= w <= 8.0 for w in waits), (attempt, min(waits), max(waits))
+        step = 0.5 * 2**attempt
+        if step < 8:
+            assert min(waits) >= step and max(waits) <= 2 * step
+            assert len(set(waits)) > 1  # jittered
+    assert min(backoff(0) for _ in range(200)) >= 0.5

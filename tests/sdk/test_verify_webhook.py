@@ -51,7 +51,7 @@ def test_what_the_reference_library_signs_is_accepted() -> None:
 
 @pytest.mark.parametrize(
     "change",
-    ["body", "secret", "old", "future", "missing", "version"],
+    ["body", "secret", "old", "future", "missing", "version", "non-ascii", "not-json", "a-list"],
 )
 def test_a_bad_delivery_is_refused(change: str) -> None:
     body, secret, headers = BODY, SECRET, signed(SECRET, BODY)
@@ -65,6 +65,11 @@ def test_a_bad_delivery_is_refused(change: str) -> None:
         headers = signed(SECRET, BODY, at=time.time() + 301)
     elif change == "missing":
         del headers["Webhook-Signature"]
+    elif change == "non-ascii":  # one exception for a receiver to catch, never TypeError
+        headers["Webhook-Signature"] = "v1,é" + headers["Webhook-Signature"][4:]
+    elif change in ("not-json", "a-list"):  # signed, but no event: refused the same way
+        body = b"not json" if change == "not-json" else b"[1, 2]"
+        headers = signed(SECRET, body)
     else:
         headers["Webhook-Signature"] = headers["Webhook-Signature"].replace("v1,", "v2,")
     with pytest.raises(WebhookVerificationError):

@@ -104,10 +104,11 @@ Plan = Generator[Step, Reply, T]
 
 
 def backoff(attempt: int) -> float:
-    """Exponential from 0.5 s to 8 s, each wait between half and all of its step ("equal
-    jitter"): clients that failed together do not all come back together."""
-    step = min(BACKOFF_MAX, BACKOFF_FIRST * 2.0**attempt)
-    return step / 2 + random.uniform(0, step / 2)
+    """Exponential from 0.5 s to 8 s: each wait between its step (0.5 s, 1 s, 2 s…) and
+    twice that, never past 8 s. The jitter keeps clients that failed together from all
+    coming back together; no wait is shorter than 0.5 s."""
+    step = BACKOFF_FIRST * 2.0**attempt
+    return min(BACKOFF_MAX, random.uniform(step, 2 * step))
 
 
 def retry_after(response: httpx.Response) -> float | None:

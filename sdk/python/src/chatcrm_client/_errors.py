@@ -87,6 +87,15 @@ class ServerError(ApiError):
     """5xx: the service failed or is unavailable (after the retries)."""
 
 
+class ClientError(ApiError):
+    """Another 4xx, which the service itself does not answer (a proxy's 408 after the
+    retries, 410, 423…)."""
+
+
+class UnexpectedStatus(ApiError):
+    """An answer neither a success nor an error status (a proxy's redirect, say)."""
+
+
 class ConnectionFailed(ChatcrmError):
     """The service could not be reached, or the connection broke (after the retries); the
     httpx error is the `__cause__`."""
@@ -116,6 +125,9 @@ _BY_STATUS: dict[int, type[ApiError]] = {
 
 
 def error_class(status: int) -> type[ApiError]:
+    """Always a subclass (contract F): the service's own statuses by name, else by range."""
     if status >= 500:
         return ServerError
-    return _BY_STATUS.get(status, ApiError)
+    if status in _BY_STATUS:
+        return _BY_STATUS[status]
+    return ClientError if 400 <= status < 500 else UnexpectedStatus

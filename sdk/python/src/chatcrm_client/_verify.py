@@ -50,7 +50,19 @@ def verify_webhook(
     expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
     for entry in signatures.split():
         version, _, signature = entry.partition(",")
-        if version == "v1" and hmac.compare_digest(signature, expected):
-            event: dict[str, Any] = json.loads(raw)
-            return event
+        # compare_digest takes ASCII text only: any other signature cannot be ours.
+        if version == "v1" and signature.isascii() and hmac.compare_digest(signature, expected):
+            return _event(raw)
     raise WebhookVerificationError("no signature matches")
+
+
+def _event(raw: bytes) -> dict[str, Any]:
+    """The signed body as an event; one that is not a JSON object is refused the same way
+    as a bad signature (a receiver catches one exception)."""
+    try:
+        event = json.loads(raw)
+    except ValueError:  # not JSON, or not UTF-8
+        raise WebhookVerificationError("the body is not a JSON object") from None
+    if not isinstance(event, dict):
+        raise WebhookVerificationError("the body is not a JSON object")
+    return event
