@@ -128,6 +128,7 @@ def comparable_opportunities(ws: Workspace) -> list[dict[str, Any]]:
             "stage": stages[o["stageId"]],
             "contact": phones.get(o["contactId"], ""),
             "creationTypeId": o["creationTypeId"],
+            "winLossStatus": o["winLossStatus"],
         }
         for o in ws.records("/api/opportunity")
     ]
@@ -265,6 +266,11 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     write_csv(rejects, fixed, delimiter=";")
     retried = first.cli("import", "contacts", str(rejects), "--dry-run")
     assert summary(retried) == "created 1, updated 0, unchanged 0, failed 1", retried.output
+
+    # A won opportunity comes back won (its status is not a create field: set after).
+    small = next(o for o in first.records("/api/opportunity") if o["name"] == "Small deal")
+    won = {"paramToUpdate": "winLossStatus", "winLossStatus": 1}
+    first.call("PUT", "/api/opportunity", params={"id": small["id"]}, json=won)
 
     # Export, then import into another workspace with the same names.
     exported = tmp_path / "export.csv"

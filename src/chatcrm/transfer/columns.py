@@ -129,8 +129,13 @@ def _record_columns(
     *,
     variables: bool,
     first: tuple[str, ...],
+    after_create: tuple[str, ...] = (),
 ) -> RecordColumns:
-    creatable = [f for f in table if f.create is not None and f.wire not in _NOT_COLUMNS]
+    creatable = [
+        f
+        for f in table
+        if (f.create is not None or f.wire in after_create) and f.wire not in _NOT_COLUMNS
+    ]
     named: dict[str, Column] = {}
     for f in creatable:
         role = Role.TAGS if f.wire == "tags" else Role.FIELD
@@ -151,11 +156,15 @@ CONTACT_COLUMNS = _record_columns(
     variables=True,
     first=("name", "lastname", "email", "phone"),
 )
+# Fields a create does not take, set by an update right after it (import) so that an
+# exported record comes back as it was: a won or lost opportunity stays won or lost.
+OPPORTUNITY_AFTER_CREATE = ("winLossStatus",)
 OPPORTUNITY_COLUMNS = _record_columns(
     "opportunities",
     OPPORTUNITY_FIELDS,
     {"contact": (Role.CONTACT, "contactId")},
     variables=False,
     first=("name", "amount", "contact"),
+    after_create=OPPORTUNITY_AFTER_CREATE,
 )
 COLUMNS = {"contacts": CONTACT_COLUMNS, "opportunities": OPPORTUNITY_COLUMNS}

@@ -23,7 +23,7 @@ from chatcrm.opportunities.fields import FIELDS
 from chatcrm.records.scalar_types import MoneyAmount, Timestamp
 from chatcrm.transfer.bodies import BodyBuilder
 from chatcrm.transfer.cells import CellError
-from chatcrm.transfer.columns import Role
+from chatcrm.transfer.columns import OPPORTUNITY_AFTER_CREATE, Role
 from chatcrm.transfer.csv_source import Row
 from chatcrm.transfer.outcome import Rejects, Tally
 from chatcrm.transfer.problems import RowError
@@ -234,7 +234,12 @@ class _Applier:
         if existing is None:
             if self.dry_run:
                 return "created", None
-            created = self.remote.create_opportunity({**body, "creationTypeId": CREATED_BY_IMPORT})
+            later = {k: body[k] for k in OPPORTUNITY_AFTER_CREATE if k in body}
+            first = {k: v for k, v in body.items() if k not in later}
+            created = self.remote.create_opportunity({**first, "creationTypeId": CREATED_BY_IMPORT})
+            left = {k: v for k, v in later.items() if not same(k, v, created)}
+            if left:
+                created = self.remote.update_opportunity(created["id"], left)
             return "created", created
         changed = {wire: value for wire, value in body.items() if not same(wire, value, existing)}
         if not changed:
