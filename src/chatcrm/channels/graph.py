@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import aiohttp
 import httpx
 import orjson
 from httpx_aiohttp import AiohttpTransport
@@ -24,7 +25,7 @@ from httpx_aiohttp import AiohttpTransport
 from chatcrm import __version__
 from chatcrm.core.transport_errors import describe
 from chatcrm.messages.record import UNKNOWN_OUTCOME
-from chatcrm.webhooks.addresses import check_at_send
+from chatcrm.webhooks.addresses import CheckingResolver, check_at_send
 from chatcrm.webhooks.schedule import parse_retry_after
 
 SENT, FAILED, RETRY = "sent", "failed", "retry"
@@ -35,7 +36,9 @@ _NOTHING_SENT = ("connection refused", "host not found")
 USER_AGENT = f"chatcrm/{__version__}"
 
 
-def new_client(*, timeout: float, max_connections: int) -> httpx.AsyncClient:
+def new_client(
+    *, timeout: float, max_connections: int, allow_private: bool = False
+) -> httpx.AsyncClient:
     """The one HTTP client of a channel sender (or of a media download), shared by its calls.
 
     httpx, over aiohttp's HTTP/1.1 implementation (httpx-aiohttp, by an httpx maintainer):
@@ -44,16 +47,28 @@ def new_client(*, timeout: float, max_connections: int) -> httpx.AsyncClient:
     a millisecond a call, docs/performance.md) are not worth leaving its API for here;
     webhooks, sent once per event, use aiohttp directly (webhooks/sender.py).
     """
-    # No proxy, .netrc or certificates from the environment (aiohttp's trust_env is off
-    # too): the address checked is the address connected to.
-    transport = AiohttpTransport(
-        trust_env=False,
-        # Idle connections are closed before common servers close them (uvicorn after 5 s,
-        # nginx 75 s): reusing one the server is closing fails the call.
-        limits=httpx.Limits(max_connections=max_connections, keepalive_expiry=4),
-    )
+
+    def session() -> aiohttp.ClientSession:
+        # Made by the transport at its first call, on the event loop that uses it.
+        connector = aiohttp.TCPConnector(
+            limit=max_connections,
+            # Connects only to addresses that pass the rules of webhooks/addresses.py, as
+            # resolved for this very connection: the check before each call resolves on its
+            # own, and DNS may answer otherwise the second time (DNS rebinding).
+            resolver=None if allow_private else CheckingResolver(),
+            # Idle connections are closed before common servers close them (uvicorn after
+            # 5 s, nginx 75 s): reusing one the server is closing fails the call.
+            keepalive_timeout=4,
+            ssl=httpx.create_ssl_context(trust_env=False),
+        )
+        # No proxy or .netrc from the environment: the address checked is the address
+        # connected to. Meta's cookies are never sent back.
+        return aiohttp.ClientSession(
+            connector=connector, trust_env=False, cookie_jar=aiohttp.DummyCookieJar()
+        )
+
     return httpx.AsyncClient(
-        transport=transport,
+        transport=AiohttpTransport(client=session),
         timeout=httpx.Timeout(timeout),
         # A 3xx is a failed call: following it would also bypass the address check.
         follow_redirects=False,
@@ -184,6 +199,10 @@ async def post(
         detail = "timeout" if isinstance(exc, TimeoutError) else describe(exc)
         if status is None and detail in _NOTHING_SENT:
             return Result(RETRY, detail=detail)
+        if status is None and detail.startswith("address refused: "):
+            # The client's own resolver refused what it resolved: nothing was sent.
+            error = {"code": "ADDRESS_REFUSED", "title": detail}
+            return Result(FAILED, error=error, detail=detail)
         if status is None or not 200 <= status < 300:
             error = {"code": UNKNOWN_OUTCOME, "title": f"the outcome is unknown: {detail}"}
             return Result(FAILED, error=error, detail=detail)

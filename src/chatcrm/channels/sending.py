@@ -44,7 +44,9 @@ SHUTDOWN_GRACE_SECONDS = 5.0
 
 def http_client(settings: Settings) -> httpx.AsyncClient:
     return graph.new_client(
-        timeout=settings.channel_timeout, max_connections=settings.channel_max_in_flight
+        timeout=settings.channel_timeout,
+        max_connections=settings.channel_max_in_flight,
+        allow_private=settings.webhook_allow_private,
     )
 
 

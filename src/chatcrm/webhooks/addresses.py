@@ -179,7 +179,7 @@ async def refused_reason(
 
 
 class CheckingResolver(aiohttp.abc.AbstractResolver):
-    """The webhook client's own resolver: every address a name resolves to is judged as at
+    """The own resolver of the webhook and Graph API clients: every address a name resolves to is judged as at
     send time, and the connection is made to those very addresses. The check before an
     attempt resolves the name once; the HTTP client resolves it again to connect, and DNS
     may answer otherwise the second time (DNS rebinding): this refuses it then too."""

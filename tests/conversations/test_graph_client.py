@@ -1,0 +1,89 @@
+"""The Graph API client connects only where the address rules allow (webhooks/addresses.py),
+as resolved for the very connection it makes: a name that passed the check before the call
+and resolves to 127.0.0.1 when the client connects (DNS rebinding) reaches nothing."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import aiohttp
+import pytest
+
+from chatcrm.channels import graph
+from tests.conversations.fake_graph import TOKEN, FakeGraph
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGraph]:
+    server = FakeGraph()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def lookups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The check before each call sees a public address; the client's own lookup, made
+    when it connects, answers 127.0.0.1."""
+    asked: list[str] = []
+
+    async def passes(url: str, *, allow_private: bool) -> None:
+        return None
+
+    async def rebound(
+        self: aiohttp.ThreadedResolver, host: str, port: int = 0, family: int = socket.AF_INET
+    ) -> list[dict[str, object]]:
+        asked.append(host)
+        return [
+            {"hostname": host, "host": "127.0.0.1", "port": port, "family": socket.AF_INET,
+             "proto": 0, "flags": socket.AI_NUMERICHOST}
+        ]  # fmt: skip
+
+    monkeypatch.setattr(graph, "check_at_send", passes)
+    monkeypatch.setattr(aiohttp.ThreadedResolver, "resolve", rebound)
+    return asked
+
+
+def _access(fake: FakeGraph) -> graph.Access:
+    return graph.Access(f"http://graph.rebind.example:{fake.port}/v21.0", "1555", TOKEN)
+
+
+async def test_a_send_to_a_rebound_name_fails_and_sends_nothing(
+    fake: FakeGraph, lookups: list[str]
+) -> None:
+    body = graph.text_body("5511999990000", "hello", None)
+    client = graph.new_client(timeout=5, max_connections=2)
+    try:
+        result = await graph.post(client, _access(fake), body, deadline=5, allow_private=False)
+    finally:
+        await client.aclose()
+    reason = "graph.rebind.example resolves to 127.0.0.1, a loopback address"
+    # Nothing was sent, so the outcome is known: refused, not UNKNOWN_OUTCOME.
+    assert result.outcome == graph.FAILED
+    assert result.error == {"code": "ADDRESS_REFUSED", "title": f"address refused: {reason}"}
+    assert lookups == ["graph.rebind.example"]
+    assert fake.requests == []
+    assert TOKEN not in result.detail
+
+    # Private addresses allowed (CHATCRM_WEBHOOK_ALLOW_PRIVATE): the same call goes through.
+    client = graph.new_client(timeout=5, max_connections=2, allow_private=True)
+    try:
+        result = await graph.post(client, _access(fake), body, deadline=5, allow_private=True)
+    finally:
+        await client.aclose()
+    assert result.outcome == graph.SENT and result.external_id is not None
+    assert [r.path for r in fake.requests] == ["/v21.0/1555/messages"]
+
+
+async def test_a_media_download_from_a_rebound_name_fetches_nothing(
+    fake: FakeGraph, lookups: list[str]
+) -> None:
+    fake.media["media-9"] = ("image/png", b"png-bytes")
+    client = graph.new_client(timeout=5, max_connections=2)
+    try:
+        with pytest.raises(graph.MediaUnavailable) as refused:
+            await graph.media(client, _access(fake), "media-9", allow_private=False)
+    finally:
+        await client.aclose()
+    assert "address refused: graph.rebind.example resolves to 127.0.0.1" in str(refused.value)
+    assert fake.requests == []
