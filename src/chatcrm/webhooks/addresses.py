@@ -179,10 +179,11 @@ async def refused_reason(
 
 
 class CheckingResolver(aiohttp.abc.AbstractResolver):
-    """The own resolver of the webhook and Graph API clients: every address a name resolves to is judged as at
-    send time, and the connection is made to those very addresses. The check before an
-    attempt resolves the name once; the HTTP client resolves it again to connect, and DNS
-    may answer otherwise the second time (DNS rebinding): this refuses it then too."""
+    """The resolver of the webhook and Graph API clients: every address a name resolves to
+    is judged as at send time, and the connection is made to those very addresses. The
+    check before an attempt resolves the name once; the HTTP client resolves it again to
+    connect, and DNS may answer otherwise the second time (DNS rebinding): this refuses it
+    then too."""
 
     def __init__(self) -> None:
         self._inner = aiohttp.ThreadedResolver()
