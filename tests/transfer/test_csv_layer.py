@@ -4,14 +4,16 @@ before anything is sent."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from chatcrm.cli import main
 from chatcrm.transfer.bodies import BodyBuilder
-from chatcrm.transfer.cells import read_cell, write_cell
+from chatcrm.transfer.cells import read_cell, read_variable, variable_text, write_cell
 from chatcrm.transfer.columns import CONTACT_COLUMNS, OPPORTUNITY_COLUMNS, RecordColumns, Role
 from chatcrm.transfer.csv_source import open_csv, sniff_delimiter
 from chatcrm.transfer.names import WorkspaceNames
@@ -69,8 +71,10 @@ def test_header_columns_of_both_kinds() -> None:
     ]
     assert read[1] is not None and read[1].wire == "internalWhatsappNumber"
     assert "workspaceId" not in CONTACT_COLUMNS.named
-    # Only creatable fields: isSolved and orderInCards are set by updates only.
-    assert "isSolved" not in CONTACT_COLUMNS.named
+    # Creatable fields, and isSolved (set by an update after the upsert); orderInCards is
+    # set by updates only.
+    assert "isSolved" in CONTACT_COLUMNS.named and "isSolved" in CONTACT_COLUMNS.export_names
+    assert "orderInCards" not in CONTACT_COLUMNS.named
     read = OPPORTUNITY_COLUMNS.read_header(["name", "amount", "contact"])
     assert read[2] is not None and read[2].role is Role.CONTACT
     with pytest.raises(BadInput, match='unknown column "var:city" for opportunities'):
@@ -208,3 +212,45 @@ def test_export_bom_is_for_csv_only(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["export", "contacts", "--format", "jsonl", "--bom", *SERVER])
     assert result.exit_code == 2
     assert result.stderr.strip() == "chatcrm: error: --bom applies to CSV only"
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        ("Lima", "Lima"),
+        ("", '""'),
+        ("30", '"30"'),
+        (" 30 ", '" 30 "'),
+        ("true", '"true"'),
+        ("null", '"null"'),
+        ('"Lima"', '"\\"Lima\\""'),
+        ("[1, 2]", "[1, 2]"),
+        ("NaN", "NaN"),
+        ("0123", "0123"),
+        ("ñandú", "ñandú"),
+        (30, "30"),
+        (-2, "-2"),
+        (Decimal("0.1"), "0.1"),
+        (Decimal("943635842617.1762"), "943635842617.1762"),
+        (0.5, "0.5"),
+        (True, "true"),
+        (False, "false"),
+        (None, "null"),
+    ],
+)
+def test_a_variable_cell_reads_back_to_the_value_exported(value: Any, cell: str) -> None:
+    """Variables hold strings, numbers, booleans and null: what export writes, import reads
+    back to the same value and type (30 stays a number, "30" a string)."""
+    assert variable_text(value) == cell
+    back = read_variable(cell)
+    assert back == value and type(back) is (Decimal if type(value) is float else type(value))
+
+
+def test_a_hand_written_variable_cell_reads_as_a_person_means_it() -> None:
+    assert read_variable("1500") == 1500
+    assert read_variable("12.50") == Decimal("12.50")
+    assert read_variable("false") is False
+    assert read_variable("Calle 5, 2nd floor") == "Calle 5, 2nd floor"
+    assert read_variable("007") == "007"  # not a JSON number: text, zeros kept
+    assert read_variable("Infinity") == "Infinity"
+    assert read_variable('{"a": 1}') == '{"a": 1}'

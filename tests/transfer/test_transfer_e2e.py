@@ -104,7 +104,11 @@ def comparable_contacts(ws: Workspace) -> list[dict[str, Any]]:
                 "stage": stages[c["stageId"]],
                 "agent": agents.get(c["assignedAgentId"]),
                 "tags": sorted(t["name"] for t in c["tags"]),
-                "variables": sorted((v["name"], v["value"]) for v in c["variables"]),
+                # Typed: 30 and "30" differ, as true and "true" do.
+                "variables": sorted(
+                    (v["name"], json.dumps(v["value"], default=str)) for v in c["variables"]
+                ),
+                "isSolved": c["isSolved"],
                 "isRead": c["isRead"],
                 "platformId": c["platformId"],
                 "files": c["files"],
@@ -272,6 +276,31 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     won = {"paramToUpdate": "winLossStatus", "winLossStatus": 1}
     first.call("PUT", "/api/opportunity", params={"id": small["id"]}, json=won)
 
+    # A solved contact comes back solved (isSolved is not a create field: set after), and
+    # variables keep their types: a number, a boolean, null, text that reads as a number.
+    luis = contacts["Luis"]
+    solved = {"paramToUpdate": "isSolved", "isSolved": True}
+    where = {"workspaceId": first.id}
+    first.call("PUT", "/api/contact", params={"id": luis["id"], **where}, json=solved)
+    typed = [
+        {"name": "city", "value": "Lima"},
+        {"name": "age", "value": 30},
+        {"name": "score", "value": Decimal("0.1")},
+        {"name": "vip", "value": True},
+        {"name": "none", "value": None},
+        {"name": "code", "value": "30"},
+        {"name": "word", "value": "true"},
+        {"name": "quoted", "value": '"Lima"'},
+    ]
+    body = json.dumps({"paramToUpdate": "variables", "variables": typed}, default=float)
+    first.call(
+        "PUT",
+        "/api/contact",
+        params={"id": ana["id"], **where},
+        content=body,
+        headers={"content-type": "application/json"},
+    )
+
     # Export, then import into another workspace with the same names.
     exported = tmp_path / "export.csv"
     out = first.cli("export", "contacts", "-o", str(exported))
@@ -303,6 +332,7 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
         second.add("tags", name=tag)
     copied = second.cli("import", "contacts", str(exported))
     assert summary(copied) == "created 3, updated 0, unchanged 0, failed 0", copied.output
+    assert [c["name"] for c in second.records("/api/contact", isSolved="true")] == ["Luis"]
     copied = second.cli("import", "opportunities", str(exported_opps))
     assert summary(copied) == "created 3, updated 0, unchanged 0, failed 0", copied.output
     assert comparable_contacts(second) == comparable_contacts(first)
@@ -320,6 +350,7 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     assert '"amount":943635842617.1762' in jsonl.stdout.replace(" ", ""), jsonl.stdout
     assert set(records[0]["tags"]) == {"VIP", "Newcomer"}
     assert records[0]["isRead"] is True and records[0]["var:city"] == "Lima"
+    assert records[0]["var:age"] == 30 and records[0]["var:code"] == "30"
     assert "exported 1 contacts" in lines.stderr
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chatcrm.transfer.cells import CellError, read_cell, split_list
+from chatcrm.transfer.cells import CellError, read_cell, read_variable, split_list
 from chatcrm.transfer.columns import Column, Role
 from chatcrm.transfer.csv_source import Row
 from chatcrm.transfer.names import Lookup, TagMaker, WorkspaceNames
@@ -72,7 +72,8 @@ class BodyBuilder:
                 split_list(text), maker=self.tag_maker, dry_run=self.dry_run
             )
         elif role is Role.VARIABLE:
-            body.setdefault("variables", []).append({"name": column.name, "value": text})
+            value = read_variable(text)
+            body.setdefault("variables", []).append({"name": column.name, "value": value})
         elif role is Role.CONTACT:
             assert self.find_contact is not None
             body[column.wire] = self.find_contact(text.strip())

@@ -2,7 +2,8 @@
 
 Reading: an empty cell is "not given"; booleans are `true`/`false`; whole numbers and
 choices are integers; money is a decimal number; files and tags are `;`-separated; the
-`variables` column holds the JSON array of the API. Writing is the inverse, so what export
+`variables` column holds the JSON array of the API, a `var:` column one value (a JSON
+number, boolean, null or string, else the text itself). Writing is the inverse, so what export
 writes, import reads back to the same value."""
 
 from __future__ import annotations
@@ -81,10 +82,34 @@ def write_cell(value: Any) -> str:
     return str(value)
 
 
+def read_variable(text: str) -> Any:
+    """A var: cell's value: a JSON number, `true`, `false`, `null` or a JSON string
+    (`"30"`) is that value; any other text is the text as it is. Variables hold strings,
+    numbers, booleans and null (contract section 2), and export writes each so that this
+    reads it back the same."""
+    try:
+        value = json.loads(text, parse_float=Decimal, parse_constant=_no_constant)
+    except ValueError:
+        return text
+    if isinstance(value, list | dict):
+        return text
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")  # NaN, Infinity: text, not numbers
+
+
 def variable_text(value: Any) -> str:
-    """A variable's value as a var: cell: text as it is, other values as JSON."""
-    if value is None:
-        return ""
+    """A variable's value as a var: cell, read back to the same value by `read_variable`:
+    a string as it is, unless it is empty or would read as another value (`30`, `true`,
+    `"a"`), then as a JSON string; other values as JSON."""
     if isinstance(value, str):
-        return value
-    return write_cell(value) if isinstance(value, Decimal) else json.dumps(value)
+        # An empty cell is "not given": an empty text is written `""`.
+        kept = value and read_variable(value) == value
+        return value if kept else json.dumps(value, ensure_ascii=False)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return write_cell(value) if isinstance(value, Decimal | float) else json.dumps(value)

@@ -149,15 +149,18 @@ def _record_columns(
     return RecordColumns(kind, table, named, variables, export_names)
 
 
+# Fields a create does not take, set by an update right after it (import) so that an
+# exported record comes back as it was: a solved contact stays solved, a won or lost
+# opportunity stays won or lost.
+CONTACT_AFTER_CREATE = ("isSolved",)
 CONTACT_COLUMNS = _record_columns(
     "contacts",
     CONTACT_FIELDS,
     {"phone": (Role.FIELD, "internalWhatsappNumber")},
     variables=True,
     first=("name", "lastname", "email", "phone"),
+    after_create=CONTACT_AFTER_CREATE,
 )
-# Fields a create does not take, set by an update right after it (import) so that an
-# exported record comes back as it was: a won or lost opportunity stays won or lost.
 OPPORTUNITY_AFTER_CREATE = ("winLossStatus",)
 OPPORTUNITY_COLUMNS = _record_columns(
     "opportunities",

@@ -7,14 +7,14 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-import orjson
-
 from chatcrm.transfer.bodies import BodyBuilder
+from chatcrm.transfer.columns import CONTACT_AFTER_CREATE
 from chatcrm.transfer.csv_source import Row
 from chatcrm.transfer.outcome import Rejects, Tally, api_errors_text
 from chatcrm.transfer.problems import RowError
 from chatcrm.transfer.progress import RowProgress
 from chatcrm.transfer.remote import Remote, error_text
+from chatcrm_client._wire import dumps as exact_json
 
 # The API takes at most 500 items a call, and bodies up to 1 MiB: a batch also ends
 # before its JSON would pass BATCH_BYTES.
@@ -117,7 +117,7 @@ def _batches(rows: Iterator[Row], builder: BodyBuilder, same: SameContact) -> It
             batch.append((row, str(exc)))
             continue
         same.see(row, body)
-        item_size = len(orjson.dumps(body)) + 1
+        item_size = len(exact_json(body)) + 1
         if count and (count >= BATCH_ROWS or size + item_size > BATCH_BYTES):
             yield batch
             batch, count, size = [], 0, 0
@@ -135,16 +135,50 @@ Answer = list[dict[str, Any]] | str
 def _send(batch: Pending, remote: Remote, *, match_by: str, dry_run: bool) -> Answer:
     from chatcrm_client import ChatcrmError
 
-    items = [body for _, body in batch if not isinstance(body, str)]
-    if not items:
+    bodies = [body for _, body in batch if not isinstance(body, str)]
+    if not bodies:
         return []
+    # What an upsert does not take is set after it, row by row (CONTACT_AFTER_CREATE).
+    later = [{k: body[k] for k in CONTACT_AFTER_CREATE if k in body} for body in bodies]
+    items = [{k: v for k, v in body.items() if k not in CONTACT_AFTER_CREATE} for body in bodies]
     try:
         data = remote.upsert_contacts(items, match_by=match_by, dry_run=dry_run)
     except ChatcrmError as exc:
         # The whole call was refused (or the server is gone): each of its rows failed.
         return error_text(exc)
     results: list[dict[str, Any]] = data["results"]
+    for result, wanted in zip(results, later, strict=True):
+        if wanted and result["status"] != "failed":
+            _set_after(result, wanted, remote, dry_run=dry_run)
     return results
+
+
+def _set_after(
+    result: dict[str, Any], wanted: dict[str, Any], remote: Remote, *, dry_run: bool
+) -> None:
+    """Set what the upsert did not take (a new contact is not solved; a matched one is
+    read first, so that a second run of the same file changes nothing)."""
+    from chatcrm_client import ChatcrmError
+
+    try:
+        if result["status"] == "created":
+            current: dict[str, Any] = {"isSolved": False}
+        else:
+            current = remote.contact(result["id"]) or {}
+        left = {k: v for k, v in wanted.items() if current.get(k) != v}
+        if not left:
+            return
+        if not dry_run:
+            remote.update_contact(result["id"], left)
+    except ChatcrmError as exc:
+        done = "created" if result["status"] == "created" else "matched"
+        result["status"] = "failed"
+        result["errors"] = [
+            {"message": f"{done}, but {', '.join(wanted)} not set: {error_text(exc)}"}
+        ]
+        return
+    if result["status"] == "unchanged":
+        result["status"] = "updated"
 
 
 def _record(

@@ -134,6 +134,11 @@ class Remote:
         record: dict[str, Any] = _plain(data["opportunity"])
         return record
 
+    def update_contact(self, contact_id: str, fields: dict[str, Any]) -> None:
+        body = {"paramToUpdate": ",".join(fields), **fields}
+        params = {"id": contact_id, "workspaceId": self.workspace_id}
+        self.client.request("PUT", "/api/contact", params=params, json=body)
+
     def update_opportunity(self, opportunity_id: str, fields: dict[str, Any]) -> dict[str, Any]:
         body = {"paramToUpdate": ",".join(fields), **fields}
         data = _plain(
