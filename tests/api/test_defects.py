@@ -13,7 +13,7 @@ from chatcrm.app import create_app
 from chatcrm.config import Settings
 from chatcrm.provisioning import NewAccount
 from tests.api.test_ops import REQUESTS, scrape, value
-from tests.client import ENVELOPE_KEYS, Api, error, error_fields
+from tests.client import ENVELOPE_KEYS, Api, error, error_fields, ok_data
 from tests.conftest import new_account
 from tests.servers import serve
 
@@ -136,3 +136,43 @@ def test_an_unencoded_non_ascii_query_is_answered_in_the_envelope(
     assert list(envelope) == ENVELOPE_KEYS
     assert envelope["code"] == 400 and envelope["errorCode"] == "BAD_REQUEST"
     assert "percent-encode" in envelope["message"]
+
+
+# --- a query parameter given twice, unknown ones where nothing filters --------------------
+
+
+def test_a_parameter_given_twice_with_different_values_is_refused(api: Api, other_api: Api) -> None:
+    """Never one of the two picked in silence: an update of `?id=A&id=B` must not change B,
+    and `workspaceId` naming another account's workspace beside one's own is 403."""
+    a = api.create_contact(name="A", email="a@example.com")
+    b = api.create_contact(name="B", email="b@example.com")
+    rename = {"paramToUpdate": "name", "name": "Changed"}
+    two_ids = [("id", a["id"]), ("id", b["id"]), ("workspaceId", api.ws)]
+    body = error(api.put("/api/contact", params=two_ids, json=rename), 400, "BAD_REQUEST")
+    assert error_fields(body) == ["id"]
+    foreign = [("id", a["id"]), ("workspaceId", other_api.ws), ("workspaceId", api.ws)]
+    error(api.put("/api/contact", params=foreign, json=rename), 403, "FORBIDDEN")
+    error(api.get(f"/api/contact/{a['id']}", params=foreign[1:], workspace=None), 403, "FORBIDDEN")
+    body = error(
+        api.get("/api/contact", params=[("pageSize", "2"), ("pageSize", "3")]), 400, "BAD_REQUEST"
+    )
+    assert error_fields(body) == ["pageSize"]
+    for contact in (a, b):
+        assert ok_data(api.get_contact(contact["id"]))["data"][0]["name"] == contact["name"]
+    # The same value twice is that value.
+    same = [("id", a["id"]), ("id", a["id"]), ("workspaceId", api.ws), ("workspaceId", api.ws)]
+    ok_data(api.put("/api/contact", params=same, json=rename))
+    assert ok_data(api.get_contact(a["id"]))["data"][0]["name"] == "Changed"
+
+
+def test_a_cache_buster_and_unknown_parameters_of_a_get_by_id_are_ignored(api: Api) -> None:
+    """jQuery's `cache: false` adds `_=<time>` to every GET; a get by id, like an update,
+    ignores what it does not use (docs/api.md 5.19)."""
+    contact = api.create_contact(name="A", email="a@example.com")
+    opportunity = api.create_opportunity(name="D", amount=1)
+    for path in (f"/api/contact/{contact['id']}", f"/api/opportunity/{opportunity['id']}"):
+        ok_data(api.get(path, params={"_": "1700000000000", "foo": "1"}))
+    ok_data(api.get("/api/contact", params={"_": "1700000000000"}))
+    ok_data(api.get("/api/contact/searchByEmail", params={"email": "a@example.com", "_": "1"}))
+    # Lists still refuse what they do not know (a misspelt filter).
+    error(api.get("/api/contact", params={"foo": "1"}), 400, "BAD_REQUEST")

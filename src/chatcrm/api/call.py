@@ -32,6 +32,9 @@ from chatcrm.db.secrets import get_secret
 from chatcrm.records import visibility
 
 WORKSPACE_HEADER = "x-workspace-id"
+# The parameter HTTP libraries add to defeat caches (jQuery's `cache: false`, `_=1700…`):
+# accepted, and ignored, wherever unknown parameters are otherwise refused.
+CACHE_BUSTER = "_"
 
 
 def _given(value: str | None) -> str | None:
@@ -153,7 +156,7 @@ class Call:
             return
         known = set(allowed)
         for name in self.request.query_params:
-            if name not in known:
+            if name not in known and name != CACHE_BUSTER:
                 raise BadRequest.field(
                     name,
                     f"Unknown query parameter '{name}'. Accepted: {', '.join(sorted(known))}.",
@@ -170,8 +173,9 @@ def make_call(request: Request) -> Call:
             raise error
         bearer_token(None)  # raises the 401 for a missing key
         raise AssertionError("unreachable")
-    if b"%00" in request.scope.get("query_string", b""):
-        _reject_nul(request)
+    query = request.scope.get("query_string", b"")
+    if query:
+        _check_query(request, nul=b"%00" in query)
     conn: Connection = state[STATE_CONNECTION]
     conn.actor = principal.actor()  # named by the events this request writes (J.4)
     visibility.restrict(None)  # found again when the request names its workspace
@@ -179,13 +183,23 @@ def make_call(request: Request) -> Call:
     return Call(request=request, principal=principal, conn=conn)
 
 
-def _reject_nul(request: Request) -> None:
-    """NUL cannot be stored or compared in PostgreSQL text: refuse it up front, naming the
-    parameter, the same on both databases (bodies are checked when parsed)."""
+def _check_query(request: Request, *, nul: bool) -> None:
+    """A parameter given twice with different values is refused, never one of them picked
+    in silence: 403 for `workspaceId` (two workspaces named), else 400. NUL cannot be
+    stored or compared in PostgreSQL text: refused up front, naming the parameter, the
+    same on both databases (bodies are checked when parsed)."""
+    seen: dict[str, str] = {}
     for name, value in request.query_params.multi_items():
-        if "\x00" in name or "\x00" in value:
+        if nul and ("\x00" in name or "\x00" in value):
             raise BadRequest.field(
                 name.replace("\x00", ""), "Query parameters must not contain NUL (%00)."
+            )
+        first = seen.setdefault(name, value)
+        if first != value and name != CACHE_BUSTER:
+            if name == "workspaceId":
+                raise Forbidden("The query parameter 'workspaceId' names different workspaces.")
+            raise BadRequest.field(
+                name, f"The query parameter '{name}' is given twice, with different values."
             )
 
 

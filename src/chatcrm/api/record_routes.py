@@ -98,7 +98,7 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
         return ok(m.LIST_PAGE_OBTAINED, page)
 
     async def get_record(call: Call, **path: str) -> Response:
-        call.reject_unknown_query(query_names(get_params))
+        # Other query parameters are ignored, as on updates and deletes (docs/api.md 5.19).
         record_id = path[api.id_param]
         workspace_id = await call.workspace()
         shape = kind.written_shape if listing.read_shape(call.query("shape")) else kind.read_shape
