@@ -36,6 +36,10 @@ def by_phone(api: Api, cellphone: str) -> list[str]:
         ("011 51 922 333 444", "51922333444"),
         ("+51 922-333-444", "51922333444"),
         ("51922333444", "51922333444"),
+        # As pasted: the code in parentheses, no-break spaces, en dashes.
+        ("(+51) 922 333 444", "51922333444"),
+        ("+51\u00a0922\u00a0333\u00a0444", "51922333444"),
+        ("+51\u2013922\u2013333\u2013444", "51922333444"),
     ],
 )
 def test_one_number_written_any_way_is_stored_alike(api: Api, written: str, stored: str) -> None:
@@ -59,7 +63,16 @@ def test_the_same_person_written_two_ways_is_a_duplicate(api: Api) -> None:
 
 # The same reading on every backend: its Citus run adds nothing but time.
 @pytest.mark.not_on_citus
-@pytest.mark.parametrize("query", ["0051922333444", "+51 (0) 922 333 444", "011 51 922333444"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "0051922333444",
+        "+51 (0) 922 333 444",
+        "011 51 922333444",
+        "(+51) 922 333 444",
+        "+51\u00a0922\u2013333\u2013444",
+    ],
+)
 def test_search_by_cellphone_reads_the_query_alike(api: Api, query: str) -> None:
     contact = api.create_contact(internalWhatsappNumber="51922333444")
     assert by_phone(api, query) == [contact["id"]]

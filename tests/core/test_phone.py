@@ -64,7 +64,6 @@ def test_formatting_is_removed(raw: str, expected: str) -> None:
         "51987\x00654321",
         "٥١٩٨٧٦٥٤٣٢١",  # Arabic-Indic digits are not ASCII digits
         "５１９８７６５４３２１",  # fullwidth digits
-        "51\u00a0987\u00a0654\u00a0321",  # no-break spaces
     ],
 )
 def test_not_a_phone_is_rejected(raw: str) -> None:
@@ -300,3 +299,19 @@ def test_countries_are_iso_3166_alpha_2() -> None:
 
 def test_a_country_without_numbers_of_its_own_reads_nothing_nationally() -> None:
     assert normalize_phone("987 654 321", country="AQ") == "987654321"
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "(+51) 987 654 321",
+        "( +51 ) 987-654-321",
+        "+51\u00a0987\u00a0654\u00a0321",  # no-break spaces
+        "+51\u202f987\u2009654\u2009321",  # narrow and thin spaces
+        "+51\u2013987\u2014654\u2212321",  # en dash, em dash, minus sign
+        "+51\uff0d987\u2010654\u2011321",  # fullwidth hyphen, hyphen, non-breaking hyphen
+        "+51\u00ad987\u200b654\u2060321",  # soft hyphen, zero-width space, word joiner
+    ],
+)
+def test_a_number_pasted_with_typographic_spaces_and_dashes_reads_as_typed(pasted: str) -> None:
+    assert normalize_phone(pasted) == "51987654321"

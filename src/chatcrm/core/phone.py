@@ -13,6 +13,9 @@ which knows each country's trunk prefix:
   after it is dropped, as after a `+`), unless the workspace's `defaultCountry` reads them
   as a valid national number (`987 654 321` in PE → `51987654321`).
 
+Formatting is ignored as the library ignores it: spaces and dashes of any kind, dots and
+parentheses, and a `+` written inside them (`(+51) 987 654 321`).
+
 The library reads the number; it does not judge it: the 6–15 digits are the only check.
 A number it cannot read, or whose reading would not have 6 to 15 digits, keeps its
 digits as written, so that no number accepted before this rule is refused (`0012345`).
@@ -28,6 +31,20 @@ import pycountry
 from phonenumbers import CountryCodeSource, NumberParseException, PhoneNumberFormat
 
 _ALLOWED = re.compile(r"^\+?[0-9 ().\-]+$")
+# Written as people paste them, and as libphonenumber reads them: a no-break or other
+# typographic space is a space, an en dash or other dash a hyphen, and the invisible
+# separators (soft hyphen, zero-width space, word joiner) nothing. Line breaks and tabs
+# are not spaces here: a number is one line.
+_SPACES = (
+    "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+)
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+_INVISIBLE = "\u00ad\u200b\u2060"
+_PLAIN = str.maketrans(
+    {**dict.fromkeys(_SPACES, " "), **dict.fromkeys(_DASHES, "-"), **dict.fromkeys(_INVISIBLE)}
+)
+# `(+51) 987 654 321`: the country code in parentheses, its '+' inside them.
+_PLUS_IN_PARENTHESES = re.compile(r"^\(\s*\+")
 _FORMATTING = re.compile(r"[^0-9]")
 # Written in place of '+': the ITU's prefix, and North America's.
 INTERNATIONAL_PREFIXES = ("00", "011")
@@ -52,23 +69,30 @@ def current_country() -> str | None:
     return _country.get()
 
 
+def _plain(value: str) -> str:
+    """Spaces and dashes of every kind as ' ' and '-'; a '+' in parentheses in front."""
+    text = value.translate(_PLAIN).strip()
+    found = _PLUS_IN_PARENTHESES.match(text)
+    return "+" + text[found.end() :] if found else text
+
+
 def is_international(text: str) -> bool:
     """Written with '+', 00 or 011 in front."""
-    text = text.strip()
+    text = _plain(text)
     return text.startswith("+") or _FORMATTING.sub("", text).startswith(INTERNATIONAL_PREFIXES)
 
 
 def needs_country(text: str) -> bool:
     """Whether reading this text could depend on the workspace's defaultCountry: all but a
     number written with '+' (00 and 011 begin national numbers in some countries)."""
-    text = text.strip()
+    text = _plain(text)
     return bool(text) and not text.startswith("+")
 
 
 def normalize_phone(value: str, *, country: str | None = None) -> str:
     """`+51 987-654-321` → `51987654321`; bare digits read in `country` when they are a
     valid national number there. Raises PhoneError for anything not a phone number."""
-    text = value.strip()
+    text = _plain(value)
     if not _ALLOWED.fullmatch(text):
         raise PhoneError("must be a phone number (digits with country code)")
     written = _FORMATTING.sub("", text)
