@@ -658,3 +658,22 @@ def test_non_json_content_type_is_415(api: Api) -> None:
         headers={"Content-Type": "text/plain"},
     )
     error(response, 415, "UNSUPPORTED_MEDIA_TYPE")
+
+
+def test_every_bad_element_of_tags_variables_and_files_is_reported(api: Api) -> None:
+    body = {
+        "name": "A",
+        "email": "every-element@example.com",
+        "tags": [5, {}],
+        "variables": [{"name": "", "value": 1}, {"name": "a", "value": {}}],
+        "files": ["", ""],
+    }
+    answer = error(api.post("/api/contact", json=body), 422, "VALIDATION_ERROR")
+    assert error_fields(answer) == [
+        "tags[0]",
+        "tags[1]",
+        "variables[0].name",
+        "variables[1].value",
+        "files[0]",
+        "files[1]",
+    ]

@@ -629,3 +629,27 @@ def test_variables_merge_property(pairs: list[tuple[str, Any]]) -> None:
     assert {item["name"]: item["value"] for item in result} == expected
     assert len(result) == len(expected)
     assert all(list(item) == ["name", "value"] for item in result)
+
+
+def test_every_bad_element_of_a_list_is_reported() -> None:
+    """A form shows all its errors at once: each bad element is named, not the first only."""
+    cases = [
+        (v.files, "files", ["", "ok", 5], ["files[0]", "files[2]"]),
+        (v.tag_ids, "tags", [5, "t", {}], ["tags[0]", "tags[2]"]),
+        (
+            v.variables,
+            "variables",
+            [{"name": "", "value": 1}, {"name": "a", "value": {}}, "x", {"name": " ", "value": []}],
+            [
+                "variables[0].name",
+                "variables[1].value",
+                "variables[2]",
+                "variables[3].name",
+                "variables[3].value",
+            ],
+        ),
+    ]
+    for check, field, value, fields in cases:
+        with pytest.raises(FieldError) as raised:
+            check(field, value)
+        assert [e.field for e in raised.value.each()] == fields

@@ -21,6 +21,30 @@ class FieldError(ValueError):
         self.field = field
         self.message = message
 
+    def each(self) -> list[FieldError]:
+        """The errors this stands for: itself, or every element's of a list (FieldErrors)."""
+        return [self]
+
+
+class FieldErrors(FieldError):
+    """Several invalid elements of one list value (`tags[0]`, `tags[2]`): each is reported,
+    not only the first, as every invalid value of a body is."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__(errors[0].field, errors[0].message)
+        self.errors = errors
+
+    def each(self) -> list[FieldError]:
+        return list(self.errors)
+
+
+def raise_any(errors: list[FieldError]) -> None:
+    """Raise the errors found in a list's elements, if any."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise FieldErrors(errors)
+
 
 class ServiceError(Exception):
     """An answer other than 200, with everything the envelope shows."""

@@ -11,7 +11,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from chatcrm.core.errors import FieldError
+from chatcrm.core.errors import FieldError, raise_any
 from chatcrm.core.money import MoneyError, parse_money
 from chatcrm.core.phone import PhoneError, current_country, normalize_phone
 from chatcrm.core.timestamps import parse_iso
@@ -179,12 +179,15 @@ def string_list(field: str, value: object, *, max_items: int, max_len: int) -> l
     if len(value) > max_items:
         raise FieldError(field, f"must have at most {max_items} elements")
     out = []
+    errors: list[FieldError] = []
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            raise FieldError(f"{field}[{i}]", f"must be a string, not {_type_name(item)}")
-        if not item or len(item) > max_len:
-            raise FieldError(f"{field}[{i}]", f"must be 1 to {max_len} characters")
-        out.append(item)
+            errors.append(FieldError(f"{field}[{i}]", f"must be a string, not {_type_name(item)}"))
+        elif not item or len(item) > max_len:
+            errors.append(FieldError(f"{field}[{i}]", f"must be 1 to {max_len} characters"))
+        else:
+            out.append(item)
+    raise_any(errors)
     return out
 
 
@@ -197,14 +200,18 @@ def tag_ids(field: str, value: object) -> list[str]:
     if not isinstance(value, list):
         raise FieldError(field, f"must be an array of tag ids, not {_type_name(value)}")
     ids: dict[str, None] = {}  # ordered set
+    errors: list[FieldError] = []
     for i, item in enumerate(value):
         if isinstance(item, dict):
             item = item.get("id")
         if not isinstance(item, str) or not item:
-            raise FieldError(f"{field}[{i}]", "must be a tag id (a string or an object with id)")
+            message = "must be a tag id (a string or an object with id)"
+            errors.append(FieldError(f"{field}[{i}]", message))
+            continue
         ids[item] = None
         if len(ids) > TAGS_MAX:
             raise FieldError(field, f"must have at most {TAGS_MAX} tags")
+    raise_any(errors)
     return list(ids)
 
 
@@ -219,34 +226,50 @@ def _storable_number(value: int | Decimal) -> bool:
     return len(digits) <= 40 and isinstance(exponent, int) and exponent >= -40
 
 
+def _variable(where: str, item: object) -> tuple[str, Any]:
+    """One `{name, value}` element: its name and value, or every error of the two."""
+    if not isinstance(item, dict):
+        raise FieldError(where, "must be an object {name, value}")
+    unknown = set(item) - {"name", "value"}
+    if unknown:
+        raise FieldError(where, f"unexpected key '{sorted(unknown)[0]}'; use name and value")
+    if "name" not in item or "value" not in item:
+        raise FieldError(where, "must have both name and value")
+    errors: list[FieldError] = []
+    name = ""
+    try:
+        name = required_text(f"{where}.name", item["name"])
+    except FieldError as exc:
+        errors.append(exc)
+    val = item["value"]
+    if isinstance(val, str):
+        if len(val) > TEXT_MAX:
+            errors.append(FieldError(f"{where}.value", f"must be at most {TEXT_MAX} characters"))
+    elif isinstance(val, int | Decimal) and not isinstance(val, bool):
+        if not _storable_number(val):
+            message = "must be a number below 2^63 in magnitude, 40 digits at most"
+            errors.append(FieldError(f"{where}.value", message))
+    elif val is not None and not isinstance(val, bool):
+        errors.append(FieldError(f"{where}.value", "must be a string, number, boolean or null"))
+    raise_any(errors)
+    return name, val
+
+
 def variables(field: str, value: object) -> list[dict[str, Any]]:
     """`[{name, value}]`; value is a string, number, boolean or null. Later names win."""
     if not isinstance(value, list):
         raise FieldError(field, f"must be an array of {{name, value}}, not {_type_name(value)}")
     merged: dict[str, Any] = {}
+    errors: list[FieldError] = []
     for i, item in enumerate(value):
-        where = f"{field}[{i}]"
-        if not isinstance(item, dict):
-            raise FieldError(where, "must be an object {name, value}")
-        unknown = set(item) - {"name", "value"}
-        if unknown:
-            raise FieldError(where, f"unexpected key '{sorted(unknown)[0]}'; use name and value")
-        if "name" not in item or "value" not in item:
-            raise FieldError(where, "must have both name and value")
-        name = required_text(f"{where}.name", item["name"])
-        val = item["value"]
-        if isinstance(val, str):
-            if len(val) > TEXT_MAX:
-                raise FieldError(f"{where}.value", f"must be at most {TEXT_MAX} characters")
-        elif isinstance(val, int | Decimal) and not isinstance(val, bool):
-            if not _storable_number(val):
-                raise FieldError(
-                    f"{where}.value", "must be a number below 2^63 in magnitude, 40 digits at most"
-                )
-        elif val is not None and not isinstance(val, bool):
-            raise FieldError(f"{where}.value", "must be a string, number, boolean or null")
+        try:
+            name, val = _variable(f"{field}[{i}]", item)
+        except FieldError as exc:
+            errors.extend(exc.each())
+            continue
         merged.pop(name, None)
         merged[name] = val
+    raise_any(errors)
     if len(merged) > VARIABLES_MAX:
         raise FieldError(field, f"must have at most {VARIABLES_MAX} variables")
     return [{"name": k, "value": v} for k, v in merged.items()]

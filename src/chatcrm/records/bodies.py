@@ -59,7 +59,7 @@ def create_body(table: FieldTable, body: dict[str, Any], *, workspace_key: bool 
         try:
             clean = f.type.clean(key, value, nullable=f.nullable)
         except FieldError as exc:
-            given.errors.append(exc)
+            given.errors.extend(exc.each())
         else:
             seen.setdefault(f.wire, []).append((key, clean))
     for wire, values in seen.items():
@@ -196,7 +196,7 @@ def update_values(table: FieldTable, names: list[str], body: dict[str, Any]) -> 
             try:
                 values.append((key, f.type.clean(key, body[key], nullable=f.nullable)))
             except FieldError as exc:
-                given.errors.append(exc)
+                given.errors.extend(exc.each())
                 values = []
                 break
         if values:
