@@ -176,3 +176,23 @@ def test_a_cache_buster_and_unknown_parameters_of_a_get_by_id_are_ignored(api: A
     ok_data(api.get("/api/contact/searchByEmail", params={"email": "a@example.com", "_": "1"}))
     # Lists still refuse what they do not know (a misspelt filter).
     error(api.get("/api/contact", params={"foo": "1"}), 400, "BAD_REQUEST")
+
+
+# --- HEAD answers every GET ---------------------------------------------------------------
+
+
+def test_head_answers_every_get_with_its_status_and_headers(api: Api) -> None:
+    """RFC 9110: a general-purpose server supports GET and HEAD. Same checks, same status
+    and headers (the ETag of a record), no body."""
+    contact = api.create_contact(name="A", email="head@example.com")
+    for path in (f"/api/contact/{contact['id']}", "/api/contact", f"/api/workspace/{api.ws}"):
+        got = api.get(path)
+        head = api.request("HEAD", path)
+        assert head.status_code == 200 and head.content == b""
+        assert head.headers.get("etag") == got.headers.get("etag")
+        assert head.headers["content-type"] == got.headers["content-type"]
+    assert api.request("HEAD", "/api/contact/nope").status_code == 404
+    assert api.request("HEAD", f"/api/contact/{contact['id']}", auth=None).status_code == 401
+    # A path without GET still refuses HEAD.
+    refused = api.request("HEAD", f"/api/contact/{contact['id']}/restore")
+    assert refused.status_code == 405 and "HEAD" not in refused.headers["allow"]

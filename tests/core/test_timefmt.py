@@ -102,6 +102,11 @@ def test_to_utc() -> None:
         ("2025-04-07T21:56", datetime(2025, 4, 7, 21, 56)),
         ("2025-04-07", datetime(2025, 4, 7)),
         ("2024-02-29", datetime(2024, 2, 29)),
+        # ISO 8601's basic format.
+        ("20250407T215619Z", datetime(2025, 4, 7, 21, 56, 19)),
+        ("20250407T215619+0530", datetime(2025, 4, 7, 16, 26, 19)),
+        ("20250407T2156", datetime(2025, 4, 7, 21, 56)),
+        ("20250407", datetime(2025, 4, 7)),
     ],
 )
 def test_parse_iso_accepts_and_normalises_to_utc(text: str, expected: datetime) -> None:
@@ -136,6 +141,10 @@ def test_parse_iso_accepts_and_normalises_to_utc(text: str, expected: datetime) 
         "2025-04-07 garbage",
         "２０２５-04-07",
         "2025-04-07T21:56:19Z" + " " * 60,
+        "20250407X215619",
+        "20251301",
+        "2025040",
+        "12345678",
         "1" * 100,
         "0001-01-01T00:00:00+01:00",  # before year 1 once in UTC
         "9999-12-31T23:59:59-01:00",  # after year 9999 once in UTC

@@ -245,10 +245,13 @@ def test_timestamp() -> None:
     assert v.timestamp("expirationDate", "2025-04-07T16:26:19Z") == expected
     assert v.timestamp("expirationDate", "2025-04-07T16:26:19") == expected
     assert v.timestamp("expirationDate", None) is None
+    assert v.timestamp("expirationDate", "") is None  # none (docs/api.md 5.18)
+    with pytest.raises(FieldError):
+        v.timestamp("activity.date", "", nullable=False)
 
 
 @pytest.mark.parametrize(
-    "value", ["", "tomorrow", "2025-13-01", "2025-02-30T00:00:00Z", 1744062979, True, [], {}]
+    "value", [" ", "tomorrow", "2025-13-01", "2025-02-30T00:00:00Z", 1744062979, True, [], {}]
 )
 def test_timestamp_rejects(value: object) -> None:
     assert field_error(v.timestamp, "expirationDate", value).field == "expirationDate"

@@ -478,7 +478,7 @@ def test_expiration_date_is_normalised_to_utc(api: Api, sent: str, stored_as: st
         "2025-13-01T00:00:00Z",
         "2025-02-30T00:00:00Z",
         "01/02/2025",
-        "",
+        " ",
         1735725600,
         True,
     ],
@@ -534,7 +534,7 @@ def test_contact_stage_is_422(api: Api) -> None:
 def test_unknown_or_foreign_stage_is_422(api: Api, other_api: Api) -> None:
     invalid(post(api, {"name": "D", "amount": 1, "stageId": UNKNOWN_ID}), "stageId")
     invalid(post(api, {"name": "D", "amount": 1, "stageId": "stage-1"}), "stageId")
-    invalid(post(api, {"name": "D", "amount": 1, "stageId": ""}), "stageId")
+    invalid(post(api, {"name": "D", "amount": 1, "stageId": " "}), "stageId")
     invalid(post(api, {"name": "D", "amount": 1, "stageId": 3}), "stageId")
     theirs = other_api.stage_ids("opportunity")[0]
     invalid(post(api, {"name": "D", "amount": 1, "stageId": theirs}), "stageId")
@@ -663,3 +663,23 @@ def test_workspace_of_another_account_is_403(api: Api, other_api: Api) -> None:
 def test_no_api_key_is_401(api: Api) -> None:
     error(post(api, {"name": "D", "amount": 1}, auth=None), 401, "UNAUTHORIZED")
     error(post(api, {"name": "D", "amount": 1}, auth="ccrm_not_a_key"), 401, "UNAUTHORIZED")
+
+
+def test_an_empty_string_means_the_default_or_none(api: Api) -> None:
+    """The original service's clients send `""` for "no value" (docs/api.md 5.18): a
+    create's stageId takes its default, the first stage; expirationDate is none."""
+    first_stage = api.stage_ids("opportunity")[0]
+    created = api.create_opportunity(name="D", amount=1, stageId="", expirationDate="")
+    assert created["stageId"] == first_stage and created["expirationDate"] is None
+    contact = api.create_contact(name="A", email="empty-stage@example.com", stageId="")
+    assert contact["stageId"] == api.stage_ids()[0]
+    dated = api.create_opportunity(name="E", amount=1, expirationDate="2030-01-01T00:00:00Z")
+    cleared = {"paramToUpdate": "expirationDate", "expirationDate": ""}
+    assert (
+        ok_data(api.update_opportunity(dated["id"], cleared))["oportunity"]["expirationDate"]
+        is None
+    )
+    # An update cannot leave a record without a stage.
+    body = {"paramToUpdate": "stageId", "stageId": ""}
+    answer = error(api.update_opportunity(dated["id"], body), 422, "VALIDATION_ERROR")
+    assert error_fields(answer) == ["stageId"]

@@ -690,7 +690,7 @@ def test_expiration_date(api: Api, database_url: str) -> None:
         "2025-02-30T00:00:00Z",
         "2025-01-01T25:00:00Z",
         "9999-12-31T23:00:00-05:00",
-        "",
+        " ",
         1735725600,
         False,
     )
@@ -699,6 +699,9 @@ def test_expiration_date(api: Api, database_url: str) -> None:
         invalid(put(api, opp["id"], body), "expirationDate")
     unchanged.check()
     assert set_fields(api, opp["id"], expirationDate=None)["expirationDate"] is None
+    set_fields(api, opp["id"], expirationDate="2030-01-01")
+    # `""` is none, as the original service's clients send it (docs/api.md 5.18).
+    assert set_fields(api, opp["id"], expirationDate="")["expirationDate"] is None
 
 
 def test_files(api: Api, database_url: str) -> None:

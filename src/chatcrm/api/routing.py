@@ -61,7 +61,6 @@ class Operation:
     enveloped: bool = True  # /metrics answers Prometheus text
     content_type: str = "text/plain"  # of a success that is not an envelope
     binary: bool = False  # that success is bytes (a message's media)
-    head: bool = False  # HEAD answers as GET, without a body (probes)
     description: str = ""
 
 
@@ -70,8 +69,9 @@ class ApiRoute(Route):
 
     def __init__(self, operation: Operation, endpoint: Endpoint) -> None:
         super().__init__(operation.path, endpoint, name=operation.operation_id)
-        # Exactly the declared methods (Starlette would add HEAD to every GET).
-        self.methods = {operation.method, *(["HEAD"] if operation.head else [])}
+        # HEAD answers every GET as GET does, without its body (RFC 9110 9.3.2: every
+        # general-purpose server supports GET and HEAD); the server drops the body.
+        self.methods = {operation.method, *(["HEAD"] if operation.method == "GET" else [])}
         self.operation = operation
         self.endpoint_function = endpoint
         self.app = self.handle_call

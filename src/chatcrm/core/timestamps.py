@@ -53,10 +53,13 @@ def parse_iso(text: str) -> datetime:
 
     Raises ValueError for anything else (including out-of-range years after conversion).
     """
-    if not isinstance(text, str) or not 10 <= len(text) <= 64:
+    if not isinstance(text, str) or not 8 <= len(text) <= 64:
         raise ValueError("not an ISO 8601 timestamp")
-    # fromisoformat is lenient about some non-ISO forms; require a date that starts like ISO.
-    if not (text[:4].isdigit() and text[4] == "-"):
+    # fromisoformat is lenient about some non-ISO forms; require a date that starts like ISO:
+    # extended (`2026-12-31…`) or basic (`20261231`, `20261231T235959Z`).
+    extended = len(text) >= 10 and text[:4].isdigit() and text[4] == "-"
+    basic = text[:8].isdigit() and (len(text) == 8 or text[8] == "T")
+    if not (extended or basic):
         raise ValueError("not an ISO 8601 timestamp")
     try:
         parsed = datetime.fromisoformat(text)

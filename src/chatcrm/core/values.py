@@ -136,7 +136,7 @@ def reference(field: str, value: object, *, nullable: bool = True) -> str | None
 
 
 def timestamp(field: str, value: object, *, nullable: bool = True) -> datetime | None:
-    if value is None and nullable:
+    if (value is None or value == "") and nullable:  # `""`: none (docs/api.md 5.18)
         return None
     s = require_str(field, value)
     try:

@@ -37,7 +37,6 @@ def _status(*keys: str) -> dict[str, object]:
     message=m.HEALTHY,
     answer=_status("status"),
     authenticated=False,
-    head=True,
 )
 async def health(request: Request) -> Response:
     return ok(m.HEALTHY, {"status": "ok"})
@@ -52,7 +51,6 @@ async def health(request: Request) -> Response:
     answer=_status("status", "database"),
     errors=(503,),
     authenticated=False,
-    head=True,
 )
 async def ready(request: Request) -> Response:
     conn: Connection = request.scope["state"][STATE_CONNECTION]
@@ -74,7 +72,6 @@ async def ready(request: Request) -> Response:
     answer=None,
     authenticated=False,
     enveloped=False,
-    head=True,
 )
 async def metrics_endpoint(request: Request) -> Response:
     metrics.set_pool(request.app.state.db.pool_stats)  # this process's, as of now

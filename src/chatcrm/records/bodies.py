@@ -16,6 +16,7 @@ from typing import Any
 
 from chatcrm.core.errors import BadRequest, FieldError
 from chatcrm.records.fields import Field, FieldTable
+from chatcrm.records.scalar_types import Reference
 
 PARAM = "paramToUpdate"
 _ALWAYS_ALLOWED = frozenset({PARAM, "id", "workspaceId"})
@@ -54,7 +55,7 @@ def create_body(table: FieldTable, body: dict[str, Any], *, workspace_key: bool 
     seen: dict[str, list[tuple[str, Any]]] = {}
     for key, value in body.items():
         f = allowed.get(key)
-        if f is None or value is None:
+        if f is None or value is None or (value == "" and empty_is_default(table, f)):
             continue
         try:
             clean = f.type.clean(key, value, nullable=f.nullable)
@@ -65,6 +66,13 @@ def create_body(table: FieldTable, body: dict[str, Any], *, workspace_key: bool 
     for wire, values in seen.items():
         _settle(table[wire], values, given)
     return given
+
+
+def empty_is_default(table: FieldTable, f: Field) -> bool:
+    """`""` for a reference a create defaults (a stage: the first one) means that default,
+    as `null` does: the original service's clients send `""` for "no value" (docs/api.md
+    5.18). A reference that may be none takes `""` as none on its own."""
+    return isinstance(f.type, Reference) and not f.nullable and f.wire not in table.required
 
 
 def _absent(f: Field, body: dict[str, Any]) -> bool:

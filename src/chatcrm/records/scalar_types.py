@@ -265,13 +265,15 @@ class Timestamp(ValueType):
 
     def input_schema(self, *, nullable: bool = False) -> Schema:
         # Not `format: date-time`: plain dates and other ISO 8601 forms are accepted too.
-        return {"type": "string", "minLength": 10, "maxLength": 64}
+        schema: Schema = {"type": "string", "minLength": 8, "maxLength": 64}
+        # `""` means none where none is allowed (docs/api.md 5.18).
+        return {"anyOf": [schema, {"type": "string", "maxLength": 0}]} if nullable else schema
 
     def output_schema(self) -> Schema:
         return {"type": "string", "format": "date-time"}
 
     def query_schema(self) -> Schema:
-        return {"type": "string", "minLength": 10, "maxLength": 64}
+        return {"type": "string", "minLength": 8, "maxLength": 64}
 
     def parse_query(self, name: str, text: str) -> datetime:
         try:

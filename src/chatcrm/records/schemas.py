@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatcrm.records.bodies import PARAM
+from chatcrm.records.bodies import PARAM, empty_is_default
 from chatcrm.records.fields import REQUIRED, Field, FieldTable
 from chatcrm.records.types import Schema, nullable_schema
 
@@ -36,6 +36,7 @@ def shape_schema(fields: FieldTable, shape: str) -> Schema:
     }
 
 
+EMPTY_TEXT: Schema = {"type": "string", "maxLength": 0}
 WORKSPACE_ID: Schema = {
     "type": ["string", "null"],
     "description": "The workspace (or send x-workspace-id); must equal the header when both.",
@@ -49,6 +50,8 @@ def create_body_schema(fields: FieldTable, *, workspace_key: bool = True) -> Sch
         properties["workspaceId"] = WORKSPACE_ID
     for key, f in fields.create_keys.items():
         schema = f.type.input_schema(nullable=f.nullable)
+        if empty_is_default(fields, f):
+            schema = {"anyOf": [schema, EMPTY_TEXT]}
         if f.create is not REQUIRED or f.nullable:
             schema = nullable_schema(schema)
         if key != f.wire:
