@@ -270,7 +270,7 @@ def test_a_drop_on_a_stale_card_goes_back_with_the_apis_message(
 
     page.route(re.compile(r"/api/contact\?"), changed_elsewhere_first)
     _drop_at_end(card, other)
-    expect(page.get_by_role("alert")).to_have_text(
+    expect(page.get_by_role("alert")).to_contain_text(
         "Someone else changed this contact just before — it is back where it was, with their change"
     )
     expect(column.get_by_role("article", name="Ana")).to_be_visible()
@@ -278,11 +278,39 @@ def test_a_drop_on_a_stale_card_goes_back_with_the_apis_message(
     expect(column.get_by_label("1 contacts")).to_have_text("1")
     # The feed then brings the other tab's change, and the message stays.
     expect(column.get_by_role("article", name="Ana")).to_contain_text("Changed in another tab")
-    expect(page.get_by_role("alert")).to_have_text(
+    expect(page.get_by_role("alert")).to_contain_text(
         "Someone else changed this contact just before — it is back where it was, with their change"
     )
+    # Followed by the API's own message, which names the versions (contract H).
+    expect(page.get_by_role("alert")).to_contain_text("The record has changed")
     stored = api(server, account, "GET", f"/api/contact/{ana}")["data"][0]
     assert stored["stageId"] == first["id"]
     assert [f for f in visit.failed if "412" not in f] == []
     visit.failed.clear()  # the 412 was the point
+    assert visit.settle() == []
+
+
+def test_a_long_unbroken_name_wraps_inside_its_column(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    lastname = "Q" * 105  # no space to break at
+    create(server, account, "contact", name="Ana", lastname=lastname, email="ana@example.com")
+    visit.goto("/console")
+    sign_in(visit, account)
+    page = visit.page
+    card = page.get_by_role("article", name=re.compile(r"^Ana Q"))
+    expect(card).to_be_visible()
+    column = page.locator("section.column").filter(has=card)
+    card_box, column_box = card.bounding_box(), column.bounding_box()
+    assert card_box is not None and column_box is not None
+    assert card_box["width"] <= column_box["width"], (card_box, column_box)
+    assert card_box["x"] + card_box["width"] <= column_box["x"] + column_box["width"] + 1
+    # And in its panel, the heading stays within the panel.
+    card.click()
+    panel = page.get_by_role("dialog", name=re.compile(r"^Ana Q"))
+    heading = panel.get_by_role("heading", name=re.compile(r"^Ana Q"))
+    panel_box, heading_box = panel.bounding_box(), heading.bounding_box()
+    assert panel_box is not None and heading_box is not None
+    assert heading_box["x"] + heading_box["width"] <= panel_box["x"] + panel_box["width"]
     assert visit.settle() == []

@@ -97,7 +97,7 @@ def _open_panel(visit: Visit, account: NewAccount, contact: str, name: str) -> L
 
 
 def _messages(conversation: Locator) -> Locator:
-    return conversation.get_by_role("log", name="Messages").get_by_role("listitem")
+    return conversation.get_by_role("log", name="Conversation").get_by_role("listitem")
 
 
 def test_recorded_messages_show_in_order_and_new_ones_live(
@@ -112,11 +112,11 @@ def test_recorded_messages_show_in_order_and_new_ones_live(
     items = _messages(conversation)
     expect(items).to_have_text([re.compile("Hello Ana"), re.compile("When can I pick it up")])
     first, second = items.nth(0), items.nth(1)
-    expect(first).to_have_attribute("aria-label", "Outbound message")
+    expect(first).to_have_accessible_name(re.compile(r"^Sent "))
     expect(first).to_have_class(re.compile(r"\bout\b"))
     expect(first.locator(".delivery")).to_have_text("Sent")  # recorded outbound: sent
     expect(first.locator("time")).to_have_count(1)
-    expect(second).to_have_attribute("aria-label", "Inbound message")
+    expect(second).to_have_accessible_name(re.compile(r"^Received "))
     expect(second).to_have_class(re.compile(r"\bin\b"))
     expect(second.locator(".delivery")).to_have_count(0)  # no status for what came in
     # The last message within 24 h: the composer is open.
@@ -132,7 +132,7 @@ def test_recorded_messages_show_in_order_and_new_ones_live(
     _record(server, account, ana, "in", "Is the shop open on Sunday?")
     expect(items).to_have_count(3, timeout=LIVE_MS)
     expect(items.last).to_contain_text("Is the shop open on Sunday?")
-    expect(items.last).to_have_attribute("aria-label", "Inbound message")
+    expect(items.last).to_have_accessible_name(re.compile(r"^Received "))
     assert visit.settle() == []
 
 
@@ -148,7 +148,7 @@ def test_older_pages_load_on_scrolling_up(visit: Visit, server: str, database_ur
     expect(items).to_have_count(30)  # the newest page, oldest first
     expect(items.first).to_contain_text("Message 10")
     expect(items.last).to_contain_text("Message 39")
-    log = conversation.get_by_role("log", name="Messages")
+    log = conversation.get_by_role("log", name="Conversation")
     log.evaluate("list => { list.scrollTop = 0; }")  # the reader scrolls up
     expect(items).to_have_count(40)
     expect(items.first).to_contain_text("Message 00")
@@ -205,7 +205,7 @@ def test_the_composer_is_closed_outside_the_window(
     conversation.get_by_label("Template name").fill("order_update")
     conversation.get_by_label("Language").fill("es")
     conversation.get_by_label("Parameters (one per line)").fill("Dan\nORD-1")
-    conversation.get_by_role("button", name="Send template").click()
+    conversation.get_by_role("button", name="Use template").click()
     alert = conversation.get_by_role("alert")
     expect(alert).to_contain_text("no enabled WhatsApp channel")
     visit.failed.clear()  # the 422 was the point
@@ -214,6 +214,33 @@ def test_the_composer_is_closed_outside_the_window(
     _record(server, account, dan, "in", "Are you there?")
     expect(text).to_be_enabled(timeout=LIVE_MS)
     expect(reason).to_be_hidden()
+    assert visit.settle() == []
+
+
+def test_message_and_send_each_name_one_control_of_the_panel(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """By label "Message" and by button "Send", not exact, as a person's test would ask:
+    the composer's textbox and its button only — the list, its items, the forms and the
+    template's button are named otherwise — also while the window is closed."""
+    account = new_account(database_url)
+    gus = _contact(server, account, "Gus")
+    _record(server, account, gus, "in", "Old question", timedelta(hours=30))
+    _record(server, account, gus, "out", "Old answer", timedelta(hours=29))
+
+    conversation = _open_panel(visit, account, gus, "Gus")
+    panel = visit.page.get_by_role("dialog", name="Gus", exact=True)
+    items = _messages(conversation)
+    expect(items).to_have_count(2)
+    expect(items.first).to_have_accessible_name(re.compile(r"^Received \S"))
+    expect(items.last).to_have_accessible_name(re.compile(r"^Sent \S"))
+    expect(panel.get_by_label("Message")).to_have_count(1)
+    expect(panel.get_by_label("Message")).to_have_js_property("tagName", "TEXTAREA")
+    # Outside the window the template's form is open: still one "Send".
+    expect(panel.get_by_label("Template name")).to_be_visible()
+    expect(panel.get_by_role("button", name="Send")).to_have_count(1)
+    expect(panel.get_by_role("button", name="Send")).to_be_disabled()
+    expect(panel.get_by_role("button", name="Use template")).to_be_enabled()
     assert visit.settle() == []
 
 
@@ -233,7 +260,7 @@ def test_sending_text_through_a_channel_and_retrying_a_failure(
     conversation.get_by_role("button", name="Send", exact=True).click()
     expect(items).to_have_count(2)
     sent = items.last
-    expect(sent).to_have_attribute("aria-label", "Outbound message")
+    expect(sent).to_have_accessible_name(re.compile(r"^Sent "))
     expect(sent).to_contain_text("It is 120 soles.")
     expect(text).to_have_value("")
     # Queued at once, then sent by the channel sender: the status follows without a reload.
@@ -303,7 +330,7 @@ def test_an_inbound_image_shows_with_a_link_to_its_media(
 
     item = _messages(conversation).first
     expect(item).to_contain_text("The blue one", timeout=LIVE_MS)
-    expect(item).to_have_attribute("aria-label", "Inbound message")
+    expect(item).to_have_accessible_name(re.compile(r"^Received "))
     expect(item.locator(".kind")).to_have_text("Image")
     link = item.get_by_role("link", name="Open image")
     expect(link).to_have_attribute("href", re.compile(r"/api/message/[^/]+/media\?workspaceId="))

@@ -115,6 +115,7 @@ def test_a_contacts_panel_edits_moves_and_records(
     panel.get_by_role("button", name="Save").click()
     alert = panel.get_by_role("alert")
     expect(alert).to_contain_text("Someone else changed this contact — reload to see their change")
+    expect(alert).to_contain_text("The record has changed")  # and the API's own message
     visit.failed.clear()  # the 412 was the point
     alert.get_by_role("button", name="Reload").click()
     expect(panel.get_by_label("Name", exact=True)).to_have_value("Ann")

@@ -1,17 +1,21 @@
 """The console's people parts (contract K.3, J) in Debian's chromium: a person signs in
-with e-mail and password, sets a password from an invitation link, sees only what its role
-allows, manages users and keys, and turns two-factor on with a QR code drawn in the page."""
+with e-mail and password, sets a password from an invitation link (also one followed in a
+tab already open), sees only what its role allows, manages users (role, workspaces) and
+keys (workspaces, expiry), turns two-factor on with a QR code drawn in the page, and ends
+its other sessions — every refusal shown with the API's message."""
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
+import httpx
 import pyotp
 import pytest
 from playwright.sync_api import expect
 
 from chatcrm.provisioning import NewAccount
-from tests.browser.conftest import Visit, api
+from tests.browser.conftest import Visit, api, sign_in
 from tests.client import unique_email
 from tests.conftest import new_account
 
@@ -132,6 +136,8 @@ def test_two_factor_with_a_qr_code_drawn_in_the_page(
     qr = page.get_by_role("img", name="QR code for your authenticator app")
     expect(qr).to_be_visible()
     assert qr.get_attribute("src").startswith("data:image/svg+xml;base64,")
+    # Drawn, not a broken image: the SVG is a document of its own (with its xmlns).
+    assert qr.evaluate("async (img) => { await img.decode(); return img.naturalWidth; }") > 0
     secret = re.search(r"enter this key: (\w+)", page.locator(".two-factor").inner_text())
     assert secret is not None
     page.get_by_label("Code").fill(pyotp.TOTP(secret.group(1)).now())
@@ -140,3 +146,203 @@ def test_two_factor_with_a_qr_code_drawn_in_the_page(
     assert visit.settle() == []
     user = api(server, account, "GET", f"/api/user/{invited['id']}")["user"]
     assert user["twoFactorEnabled"] is True
+
+
+def _workspace_named(server: str, account: NewAccount, name: str) -> dict:
+    made: dict = api(server, account, "POST", "/api/workspace", json={"name": name})
+    return made
+
+
+def test_an_invitation_link_followed_in_an_open_tab_opens_set_password(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """The tab is already on the console (signed in with a key, the board shown) when the
+    link is followed: a same-document navigation, no page load — the page follows it."""
+    account = new_account(database_url)
+    visit.goto("/console/")
+    sign_in(visit, account)
+    page = visit.page
+    expect(page.get_by_role("heading", name="Contacts")).to_be_visible()
+
+    # A reset link first; its page leads back to Sign in.
+    reset = _invite(server, account, "agent")
+    page.evaluate(
+        "url => { location.href = url; }", f"{server}/console{_fragment(reset['inviteUrl'])}"
+    )
+    expect(page.get_by_role("heading", name="Set password")).to_be_visible()
+    expect(page.get_by_role("navigation", name="Console")).to_be_hidden()
+    page.get_by_role("link", name="Back to sign in").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+
+    invited = _invite(server, account, "viewer")
+    page.evaluate(
+        "url => { location.href = url; }", f"{server}/console{_fragment(invited['inviteUrl'])}"
+    )
+    expect(page.get_by_role("heading", name="Set password")).to_be_visible()
+    # Too short: the API's message, beside the field (nothing blocks the submit).
+    page.get_by_label("Password").fill("short")
+    page.get_by_role("button", name="Set password").click()
+    expect(page.get_by_role("alert")).to_be_visible()
+    expect(page.get_by_label("Password")).to_have_accessible_description(
+        re.compile("must be 10 to 128 characters long")
+    )
+    visit.failed.clear()  # the 422 was the point
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Set password").click()
+    page.get_by_role("button", name="Test workspace").click()
+    expect(page.get_by_role("heading", name="Contacts")).to_be_visible()
+    # Signed in as the invited person now: its Profile, not the key's pages.
+    expect(page.get_by_role("link", name="Profile")).to_be_visible()
+    expect(page.get_by_role("button", name="New contact")).to_have_count(0)
+    assert visit.settle() == []
+
+
+def test_users_page_role_workspaces_and_the_invited_at_once(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    second = _workspace_named(server, account, "Second workspace")
+    me = _invite(server, account, "owner")
+    _set_password(visit, me)
+    page = visit.page
+    page.get_by_role("link", name="Users").click()
+    expect(page.get_by_role("heading", name="Users")).to_be_visible()
+
+    # The account's only owner cannot stop being one: the select goes back, the API says why.
+    mine = page.get_by_label(f"Role of {me['user']['name']}")
+    mine.select_option("admin")
+    expect(page.get_by_role("alert")).to_have_text(
+        "The account must keep at least one active owner."
+    )
+    expect(mine).to_have_value("owner")
+    visit.failed.clear()  # the 409 was the point
+
+    # An invited user is in the table at once.
+    email = unique_email()
+    page.get_by_label("Email", exact=True).fill(email)
+    page.get_by_label("Name", exact=True).fill("Newcomer")
+    page.get_by_role("button", name="Invite").click()
+    expect(page.get_by_role("status")).to_contain_text("/console/#invite/")
+    row = page.get_by_role("row").filter(has_text=email)
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("invited")
+
+    # Its workspaces: one more, then none — refused, the box back as stored.
+    places = row.get_by_role("group", name="Workspaces of Newcomer")
+    places.get_by_label("Second workspace").check()
+    expect(row.get_by_role("status")).to_have_text("Saved.")
+    expect(places.get_by_label("Second workspace")).to_be_checked()
+    expect(places.get_by_label("Test workspace")).to_be_checked()
+    listed = api(server, account, "GET", "/api/user")["data"]
+    newcomer = next(u for u in listed if u["email"] == email)
+    assert sorted(newcomer["workspaceIds"]) == sorted([account.workspace_id, second["id"]])
+    places.get_by_label("Test workspace").uncheck()
+    expect(row.get_by_role("status")).to_have_text("Saved.")
+    expect(places.get_by_label("Test workspace")).not_to_be_checked()
+    places.get_by_label("Second workspace").uncheck()
+    expect(row.get_by_role("alert")).to_contain_text("at least one workspace")
+    expect(places.get_by_label("Second workspace")).to_be_checked()
+    visit.failed.clear()  # the 422 was the point
+    user = api(server, account, "GET", f"/api/user/{newcomer['id']}")["user"]
+    assert user["workspaceIds"] == [second["id"]]
+
+    # Made an admin, it belongs to every workspace.
+    row.get_by_label("Role of Newcomer").select_option("admin")
+    expect(row).to_contain_text("All workspaces")
+    expect(row.get_by_role("status")).to_have_text("Saved.")
+    assert api(server, account, "GET", f"/api/user/{newcomer['id']}")["user"]["role"] == "admin"
+    assert visit.settle() == []
+
+
+def test_keys_limited_to_workspaces_with_an_expiry_and_a_refused_revoke(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    _workspace_named(server, account, "Second workspace")
+    admin = _invite(server, account, "admin")
+    _set_password(visit, admin)
+    page = visit.page
+    page.get_by_role("link", name="Keys").click()
+    expect(page.get_by_role("heading", name="Keys")).to_be_visible()
+    page.get_by_label("Name", exact=True).fill("limited")
+    page.get_by_label("contacts:read").check()
+    page.get_by_role("group", name=re.compile("^Workspaces")).get_by_label("Test workspace").check()
+    expires = page.get_by_label("Expires")
+    expires.fill("2020-01-01T10:00")
+    page.get_by_role("button", name="Create key").click()
+    # The API's message beside the field it names.
+    expect(expires).to_have_attribute("aria-invalid", "true")
+    expect(expires).to_have_accessible_description(re.compile("must be in the future"))
+    visit.failed.clear()  # the 422 was the point
+    later = (datetime.now() + timedelta(days=30)).replace(second=0, microsecond=0)
+    expires.fill(later.strftime("%Y-%m-%dT%H:%M"))
+    page.get_by_role("button", name="Create key").click()
+    expect(page.get_by_role("status")).to_contain_text("ccrm_")
+    # The new key is listed at once, with its limits.
+    row = page.get_by_role("row").filter(has_text="limited")
+    expect(row).to_contain_text("Test workspace")
+    expect(row.locator("time")).to_have_count(2)  # its expiry and its creation
+    made = next(
+        k for k in api(server, account, "GET", "/api/key")["data"] if k["name"] == "limited"
+    )
+    assert made["workspaceIds"] == [account.workspace_id]
+    stored = datetime.fromisoformat(made["expiresAt"].replace("Z", "+00:00"))
+    assert abs(stored - later.astimezone(UTC)) < timedelta(minutes=1)
+
+    # Demoted elsewhere meanwhile: Revoke is refused, and the page says why.
+    api(server, account, "PUT", f"/api/user/{admin['id']}",
+        json={"role": "agent", "workspaceIds": [account.workspace_id]})  # fmt: skip
+    row.get_by_role("button", name="Revoke limited").click()
+    expect(row.get_by_role("alert")).to_contain_text("This needs the permission 'keys:manage'")
+    visit.failed.clear()  # the 403 was the point
+    assert visit.settle() == []
+
+
+def _other_session(server: str, email: str) -> httpx.Client:
+    """A session of the person elsewhere (another browser): a client with its cookie."""
+    client = httpx.Client(base_url=server, timeout=30)
+    started = client.post("/api/session", json={"email": email, "password": PASSWORD})
+    assert started.status_code == 200, started.text
+    client.headers["X-CSRF-Token"] = started.json()["data"]["csrfToken"]
+    return client
+
+
+def test_profile_sessions_with_their_times_and_refusals_shown(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    invited = _invite(server, account, "agent")
+    _set_password(visit, invited)
+    email = invited["user"]["email"]
+    elsewhere = _other_session(server, email)
+    page = visit.page
+    page.get_by_role("link", name="Profile").click()
+    sessions = page.get_by_role("list").filter(has_text="(this one)")
+    items = sessions.get_by_role("listitem")
+    expect(items).to_have_count(2)
+    for text in items.all_inner_texts():
+        assert "[object" not in text, text
+        assert re.search(r"since \S", text), text
+    expect(items.locator("time")).to_have_count(2)
+    # The contract names both "Sign out" and "Sign out other sessions": exact, one each.
+    expect(page.get_by_role("button", name="Sign out", exact=True)).to_have_count(1)
+
+    # Ended elsewhere before "End" is pressed: the API's message, the list read again.
+    assert elsewhere.delete("/api/session").status_code == 200
+    page.get_by_role("button", name="End").click()
+    expect(page.get_by_role("alert")).to_contain_text("No live session")
+    expect(items).to_have_count(1)
+    visit.failed.clear()  # the 404 was the point
+
+    # "Sign out other sessions" with one of them gone meanwhile: said so, the other ended.
+    gone, kept = _other_session(server, email), _other_session(server, email)
+    page.get_by_role("link", name="Contacts").click()
+    page.get_by_role("link", name="Profile").click()
+    expect(items).to_have_count(3)
+    assert gone.delete("/api/session").status_code == 200
+    page.get_by_role("button", name="Sign out other sessions").click()
+    expect(page.get_by_role("alert")).to_contain_text("No live session")
+    expect(items).to_have_count(1)
+    assert kept.get("/api/session").status_code == 401
+    visit.failed.clear()  # the 404 was the point
+    assert visit.settle() == []

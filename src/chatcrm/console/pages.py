@@ -5,6 +5,7 @@ sessionStorage and sent as a Bearer header."""
 
 from __future__ import annotations
 
+from io import BytesIO
 from pathlib import Path
 
 import segno
@@ -53,7 +54,12 @@ def install(app: FastAPI) -> None:
         text = (await request.body()).decode("utf-8", "replace")
         if not text.startswith("otpauth://") or len(text) > 1000:
             return Response("an otpauth:// URL is expected", status_code=400)
-        svg = segno.make(text, error="m").svg_inline(scale=4)
-        return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "no-store"})
+        # A whole SVG document, with its namespace: the page shows it as an <img> (a data:
+        # URL), which draws nothing without xmlns (segno's svg_inline leaves it out).
+        svg = BytesIO()
+        segno.make(text, error="m").save(svg, kind="svg", xmldecl=False, svgns=True, scale=4)
+        return Response(
+            svg.getvalue(), media_type="image/svg+xml", headers={"Cache-Control": "no-store"}
+        )
 
     app.mount(f"{PATH}/static", StaticFiles(directory=STATIC), name="console-static")

@@ -1,11 +1,15 @@
-// The console's flow: sign in with an API key, pick a workspace, then its views — the
-// contacts board, the opportunities board, the pipeline and the people and channels pages —
-// chosen in the nav and kept in the URL's hash. Each view gets the same context (`ctx`, below).
+// The console's flow: sign in (e-mail and password, or an API key), pick a workspace, then
+// its views — the contacts board, the opportunities board, the pipeline and the people and
+// channels pages — chosen in the nav and kept in the URL's hash; "Switch workspace" goes
+// back to the choice. An invitation or reset link (`#invite/…`, `#reset/…`) opens the "Set
+// password" page, also when followed in a tab already open here. Each view gets the same
+// context (`ctx`, below).
 import { ApiError, call } from "./api.js";
-import { board } from "./board.js";
+import { board, resetFilters } from "./board.js";
 import { channels } from "./channels.js";
 import { newRecordDialog } from "./dialogs.js";
 import { h } from "./dom.js";
+import { Feedback } from "./forms.js";
 import { follow } from "./live.js";
 import { openPanel } from "./panel.js";
 import { keys, profile, users } from "./people.js";
@@ -22,8 +26,8 @@ const VIEWS = {
     render: (ctx) => board(ctx, "opportunity"),
   },
   pipeline: { title: "Pipeline", kind: null, render: (ctx) => pipeline(ctx) },
-  users: { title: "Users", kind: null, render: (ctx) => users(ctx), shown: (s) => sessions.can(s, "manage") },
-  keys: { title: "Keys", kind: null, render: (ctx) => keys(ctx), shown: (s) => sessions.can(s, "manage") },
+  users: { title: "Users", kind: null, render: (ctx) => users(ctx), shown: (s) => sessions.allows(s, "users:manage") },
+  keys: { title: "Keys", kind: null, render: (ctx) => keys(ctx), shown: (s) => sessions.allows(s, "keys:manage") },
   channels: {
     title: "Channels",
     kind: null,
@@ -32,8 +36,14 @@ const VIEWS = {
   },
   profile: { title: "Profile", kind: null, render: (ctx) => profile(ctx), shown: (s) => Boolean(s.user) },
 };
+const workspaceName = document.getElementById("workspace-name");
+const switchWorkspace = document.getElementById("switch-workspace");
 let session = sessions.load();
 let stopFollowing = null;
+let current = null; // the open workspace's context (null: none open)
+let settingPassword = false; // the "Set password" page is shown
+let rendering = 0; // the latest render wins
+let routing = false;
 
 function show(...children) {
   main.replaceChildren(...children);
@@ -48,11 +58,31 @@ function field(id, label, attributes = {}) {
   return [h("label", { for: id }, label), control];
 }
 
+// The nav while no workspace is open: only "Sign out" (its views need a workspace).
+function navWithoutWorkspace() {
+  for (const link of nav.querySelectorAll("a[data-view]")) link.hidden = true;
+  workspaceName.hidden = true;
+  workspaceName.textContent = "";
+  switchWorkspace.hidden = true;
+}
+
+// Leave the open workspace: its feed stops, a view still loading is not shown, its panels
+// and dialogs close, and the boards' search and "Mine" start empty in the next one.
+function leaveWorkspace() {
+  if (stopFollowing) stopFollowing();
+  stopFollowing = null;
+  current = null;
+  rendering += 1;
+  resetFilters();
+  for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
+  navWithoutWorkspace();
+}
+
 // Sign in (contract J.3, K.3): a person with Email and Password (and Code when two-factor
 // is on); the API key stays as a second way in, behind the "Sign in with an API key" link.
 function signIn(message, { withKey = false } = {}) {
-  if (stopFollowing) stopFollowing();
-  stopFollowing = null;
+  leaveWorkspace();
+  settingPassword = false;
   nav.hidden = true;
   const [emailLabel, email] = field("email", "Email", { type: "email", autocomplete: "username" });
   const [passwordLabel, password] = field("password", "Password", {
@@ -115,41 +145,62 @@ function signIn(message, { withKey = false } = {}) {
   (withKey ? key : email).focus();
 }
 
-// The link of an invitation or a reset (`#invite/<token>`, `#reset/<token>`): choose a
-// password, and be signed in.
+// The link of an invitation or a reset (`#invite/<token>`, `#reset/<token>`), or null.
+function passwordLink() {
+  const link = window.location.hash.match(/^#(invite|reset)\/(.+)$/);
+  return link ? { kind: link[1], token: decodeURIComponent(link[2]) } : null;
+}
+
+// Choose a password, and be signed in as that person (whoever this tab was signed in as).
+// The API judges the password: its message shows beside the field.
 function setPassword(kind, token) {
+  leaveWorkspace();
+  settingPassword = true;
   nav.hidden = true;
   const [passwordLabel, password] = field("new-password", "Password", {
     type: "password",
     autocomplete: "new-password",
-    minlength: 10,
-    required: true,
   });
+  const feedback = new Feedback();
   const form = h(
     "form",
-    { class: "sign-in" },
+    { class: "sign-in", novalidate: true },
     h("p", {}, kind === "invite" ? "Welcome! Choose your password (10 characters or more)." : "Choose a new password (10 characters or more)."),
-    passwordLabel,
-    password,
+    h("div", { class: "field" }, passwordLabel, password),
+    feedback.slot,
     h("button", { type: "submit" }, "Set password"),
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    form.querySelector("[role=alert]")?.remove();
+    feedback.clear();
     try {
       const started = await call({}, "POST", "/api/invitation/accept", {
         body: { token, password: password.value },
       });
       session = { key: null, workspace: null, csrf: started.csrfToken, user: started.user };
+      sessions.forget(); // a key this tab held is not this person's
       sessions.markPerson(true);
+      settingPassword = false;
       history.replaceState(null, "", window.location.pathname);
       const found = await call(session, "GET", "/api/workspace");
       chooseWorkspace(found.data);
     } catch (error) {
-      form.append(alertBox(error.message));
+      feedback.error(error, { password });
     }
   });
-  show(h("h2", {}, "Set password"), form);
+  const back = h(
+    "a",
+    {
+      href: "#",
+      onclick: (event) => {
+        event.preventDefault();
+        history.replaceState(null, "", window.location.pathname);
+        signIn();
+      },
+    },
+    "Back to sign in",
+  );
+  show(h("h2", {}, "Set password"), form, h("p", {}, back));
   password.focus();
 }
 
@@ -164,6 +215,8 @@ function workspaceLabel(workspace, all) {
 }
 
 function chooseWorkspace(workspaces) {
+  leaveWorkspace();
+  settingPassword = false;
   nav.hidden = false;
   const pick = (workspace) => {
     session.workspace = workspace.id;
@@ -221,9 +274,6 @@ function routed(kind, id, panel) {
   return panel;
 }
 
-let rendering = 0;
-let routing = false;
-
 // `route`: the hash was followed (not a refresh), so the panel it names is opened — by
 // this render, or by a later one that wins over it.
 async function render(ctx, { route = false } = {}) {
@@ -241,7 +291,7 @@ async function render(ctx, { route = false } = {}) {
     if (turn !== rendering || ctx.session !== session) return; // a later render won, or signed out
     ctx.view = name;
     const heading = h("div", { class: "toolbar" }, h("h2", {}, view.title));
-    if (view.kind && sessions.can(session, "write")) {
+    if (view.kind && sessions.writes(session, view.kind)) {
       const label = view.kind === "contact" ? "New contact" : "New opportunity";
       heading.append(h("button", { type: "button", onclick: () => ctx.newRecord(view.kind) }, label));
     }
@@ -256,6 +306,7 @@ async function render(ctx, { route = false } = {}) {
 }
 
 async function openWorkspace() {
+  leaveWorkspace(); // whatever was open before: its feed, panels and filters
   // Signing out while the workspace loads replaces `session`: what was being opened is then
   // dropped, not laid out with no credentials (its feed and board would be refused).
   const opening = session;
@@ -270,27 +321,47 @@ async function openWorkspace() {
     return show(alertBox(error.message));
   }
   if (session !== opening) return;
-  document.getElementById("workspace-name").textContent = workspace.name;
-  // Controls the caller's role or key does not allow are not offered (the API refuses
-  // them anyway): a read-only caller's page shows no Save, Won, Lost or Add activity.
-  document.body.toggleAttribute("data-read-only", !sessions.can(session, "write"));
+  workspaceName.textContent = workspace.name;
+  workspaceName.hidden = false;
+  switchWorkspace.hidden = false;
+  // Views the caller's role or key does not allow are not offered (the API refuses them
+  // anyway); the views themselves leave out the controls it does not allow.
   for (const link of nav.querySelectorAll("a[data-view]")) {
     const shown = VIEWS[link.dataset.view].shown;
     link.hidden = shown ? !shown(session) : false;
   }
   const ctx = context(workspace);
-  window.onhashchange = () => render(ctx, { route: true });
-  if (stopFollowing) stopFollowing();
+  current = ctx;
   stopFollowing = follow(ctx);
   await render(ctx, { route: true });
 }
+
+// Back to the workspaces to pick from, still signed in (contract H).
+switchWorkspace.addEventListener("click", async () => {
+  leaveWorkspace();
+  // A new session object: whatever the last workspace still had loading sees it is stale.
+  session = { ...session, workspace: null };
+  const picking = session;
+  sessions.save(session);
+  // The view stays the same; a panel of the last workspace's record does not.
+  const { name, id } = currentRoute();
+  if (id) history.replaceState(null, "", `#${name}`);
+  show(h("p", {}, "Loading…"));
+  try {
+    const found = await call(session, "GET", "/api/workspace");
+    if (session === picking) chooseWorkspace(found.data);
+  } catch (error) {
+    if (session !== picking) return;
+    if (error instanceof ApiError && error.status === 401) return signIn(error.message);
+    show(alertBox(error.message));
+  }
+});
 
 document.getElementById("sign-out").addEventListener("click", async () => {
   const leaving = session;
   sessions.forget();
   session = { key: null, workspace: null, csrf: null, user: null };
-  window.onhashchange = null;
-  rendering += 1; // a view still loading is not shown
+  leaveWorkspace(); // a view still loading is not shown
   if (!leaving.key && leaving.csrf) {
     try {
       await call(leaving, "DELETE", "/api/session");
@@ -315,9 +386,21 @@ async function resume() {
   }
 }
 
+// The hash moved: an invitation or reset link followed in this tab (same-document
+// navigation: no page load), a view or panel of the open workspace, or away from the "Set
+// password" page (Back), which then starts as a fresh page does.
+window.addEventListener("hashchange", () => {
+  const link = passwordLink();
+  if (link) return setPassword(link.kind, link.token);
+  if (current && current.session === session) return render(current, { route: true });
+  if (settingPassword) start();
+});
+
 async function start() {
-  const link = window.location.hash.match(/^#(invite|reset)\/(.+)$/);
-  if (link) return setPassword(link[1], decodeURIComponent(link[2]));
+  settingPassword = false;
+  session = sessions.load();
+  const link = passwordLink();
+  if (link) return setPassword(link.kind, link.token);
   if (session.key) {
     try {
       const me = await call(session, "GET", "/api/me");

@@ -7,6 +7,7 @@ import { ApiError } from "./api.js";
 import { card, money } from "./cards.js";
 import { h } from "./dom.js";
 import { placement } from "./moves.js";
+import { writes } from "./session.js";
 
 const PAGE = 50;
 const SEARCH_DELAY = 250; // ms of quiet typing before the board is searched
@@ -17,10 +18,18 @@ const KINDS = {
   opportunity: { noun: "opportunities", title: "Opportunities board", written: "oportunity" },
 };
 
-// What the search box holds, per kind: it outlives the board's re-renders.
+// What the search box holds, per kind: it outlives the board's re-renders, not the
+// workspace (resetFilters, on sign-out and on opening a workspace).
 const searches = { contact: "", opportunity: "" };
 // "Mine" (contract K.3): only what is assigned to the signed-in person's agent here.
 const mine = { contact: false, opportunity: false };
+
+export function resetFilters() {
+  for (const kind of Object.keys(searches)) {
+    searches[kind] = "";
+    mine[kind] = false;
+  }
+}
 // The board on screen, so that its successor can unsubscribe it from the events feed.
 let active = null;
 class Board {
@@ -34,6 +43,7 @@ class Board {
     this.saving = 0; // moves being saved: reloads wait for them
     this.waiting = null; // events that arrived while saving
     this.dragged = null;
+    this.movable = writes(ctx.session, kind); // a read-only caller's cards stay put
     this.marker = h("div", { class: "drop-marker", "aria-hidden": "true" });
     this.alert = h("p", { role: "alert", class: "error", hidden: true });
     this.region = h("div", { class: "board", role: "region", "aria-label": KINDS[kind].title });
@@ -148,7 +158,7 @@ class Board {
     for (const { etag, record, contactName } of cards) {
       const entry = { record, etag, element: null };
       const open = () => this.ctx.openPanel(this.kind, record.id);
-      entry.element = card(this.kind, record, open, contactName);
+      entry.element = card(this.kind, record, open, contactName, this.movable);
       entry.element.addEventListener("dragstart", (event) => this.started(event, entry));
       entry.element.addEventListener("dragend", () => this.ended());
       this.cards.set(record.id, entry);
@@ -203,11 +213,11 @@ class Board {
   failed(error) {
     if (error instanceof ApiError && error.status === 401) return this.ctx.refresh(); // to the sign-in
     // A drop on a card someone else had just changed: the card goes back, and the board
-    // shows their change as the feed brings it.
+    // shows their change as the feed brings it; the API's own message follows ours.
     const what = this.kind === "opportunity" ? "opportunity" : "contact";
     this.alert.textContent =
       error instanceof ApiError && error.status === 412
-        ? `Someone else changed this ${what} just before — it is back where it was, with their change`
+        ? `Someone else changed this ${what} just before — it is back where it was, with their change. (${error.message})`
         : error.message;
     this.alert.hidden = false;
   }
@@ -243,6 +253,7 @@ class Board {
 
   // Drag and drop: HTML5 drag events; a marker shows where the card would land.
   started(event, entry) {
+    if (!this.movable) return event.preventDefault();
     this.dragged = entry;
     event.dataTransfer.effectAllowed = "move";
     event.dataTransfer.setData("text/plain", entry.record.id);

@@ -1,6 +1,7 @@
 // The cards of the two boards (contract H): an <article> named by the contact's full name
 // or the opportunity's name, focusable, draggable; what a person scans a column for (an
-// "Unread" mark on a contact whose conversation has news, K.3).
+// "Unread" mark on a contact whose conversation has news, K.3). Not draggable for a caller
+// who may not move it (K.3: controls a role does not allow are not offered).
 import { h } from "./dom.js";
 import { formatPhone } from "./words.js";
 
@@ -58,8 +59,9 @@ function opportunityBody(opportunity, contactName) {
   ];
 }
 
-// `open` is called on click, Enter or Space; `contactName` is an opportunity's contact.
-export function card(kind, record, open, contactName = null) {
+// `open` is called on click, Enter or Space; `contactName` is an opportunity's contact;
+// `movable`: whether the caller may drag it to another place.
+export function card(kind, record, open, contactName = null, movable = true) {
   const id = `card-${record.id}`;
   const title = kind === "contact" ? fullName(record) : record.name;
   const element = h(
@@ -69,7 +71,7 @@ export function card(kind, record, open, contactName = null) {
       "aria-labelledby": id,
       "data-id": record.id,
       tabindex: 0,
-      draggable: "true",
+      draggable: movable ? "true" : "false",
       onclick: open,
       onkeydown: (event) => {
         if (event.target !== element || (event.key !== "Enter" && event.key !== " ")) return;

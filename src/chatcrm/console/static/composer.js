@@ -1,8 +1,9 @@
 // The composer under a conversation (contract K.1, K.3): a "Message" box with "Send" while
 // the 24-hour window is open — the newest inbound message loaded is less than 24 hours old
-// — and a template (name, language, parameters) at any time. The API's refusal (NO_CHANNEL,
-// WINDOW_CLOSED, a field's message) shows beside it. Each body is sent with its own
-// Idempotency-Key, the same for a repeat of it: a double click sends once.
+// — and, under "Send a template", a template (name, language, parameters; "Use template")
+// at any time. The API's refusal (NO_CHANNEL, WINDOW_CLOSED, a field's message) shows
+// beside it. Each body is sent with its own Idempotency-Key, the same for a repeat of it: a
+// double click sends once.
 import { h } from "./dom.js";
 import { input, labelled, newKey, uid } from "./forms.js";
 
@@ -17,7 +18,7 @@ export function composer(ctx, contactId, { feedback, sent }) {
   const reason = h("p", { id: uid("window"), class: "window-closed", hidden: true }, WINDOW_CLOSED);
   const textForm = h(
     "form",
-    { class: "compose", "aria-label": "Send a message", novalidate: true },
+    { class: "compose", "aria-label": "Composer", novalidate: true },
     labelled("Message", text),
     reason,
     h("div", { class: "buttons" }, send),
@@ -26,7 +27,9 @@ export function composer(ctx, contactId, { feedback, sent }) {
   const name = input();
   const language = input({ value: "en_US" });
   const parameters = h("textarea", { rows: 2 });
-  const sendTemplate = h("button", { type: "submit" }, "Send template");
+  // Not "Send …": the contract's "Send" is the one button of that name (found by role
+  // and name), also while the window is closed and this form is open.
+  const sendTemplate = h("button", { type: "submit" }, "Use template");
   const templateForm = h(
     "form",
     { class: "compose-template", "aria-label": "Send a template", novalidate: true },

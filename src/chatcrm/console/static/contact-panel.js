@@ -1,6 +1,8 @@
 // A contact's panel: its conversation (conversation.js; opening it marks it read), every
 // field, the edit form (Stage saves as it changes: the keyboard way of a drag), activities
-// with "Add activity", its opportunities and its history.
+// with "Add activity", its opportunities and its history. A caller who may not change
+// contacts (a viewer, a read-only key) sees the same values, read-only: no Save, no "Add
+// activity", a Stage select it cannot use.
 import { every } from "./api.js";
 import { fullName } from "./cards.js";
 import { conversation, markRead } from "./conversation.js";
@@ -9,6 +11,7 @@ import { formatAmount, input, labelled, noneOr, select, time } from "./forms.js"
 import {
   Editor,
   actions,
+  editForm,
   fieldList,
   historyItems,
   loadingList,
@@ -17,7 +20,7 @@ import {
   section,
   updateRecord,
 } from "./panel-parts.js";
-import { allows } from "./session.js";
+import { allows, writes } from "./session.js";
 import { explain } from "./words.js";
 
 const sortedIds = (ids) => [...ids].sort().join(",");
@@ -129,9 +132,10 @@ export async function contactPanel(ctx, id, frame) {
   const explainer = (error) => explain(ctx, "contact", error, (other) => ctx.openPanel("contact", other));
   const act = actions(frame, () => ({ ...editor.controls(), phone }), reload, explainer);
 
-  const form = h(
-    "form",
-    { class: "edit", novalidate: true },
+  const writable = writes(ctx.session, "contact");
+  const form = editForm(
+    writable,
+    "contacts",
     labelled("Name", name),
     labelled("Last name", lastname),
     labelled("Email", email),
@@ -142,7 +146,6 @@ export async function contactPanel(ctx, id, frame) {
     labelled("Stage", stage),
     h("label", { class: "check" }, solved, "Solved"),
     h("label", { class: "check" }, bot, "Bot enabled"),
-    h("div", { class: "buttons writes" }, h("button", { type: "submit" }, "Save")),
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -155,7 +158,7 @@ export async function contactPanel(ctx, id, frame) {
       showHistory();
     });
   });
-  saveStageOnChange(ctx, "contact", workspace.contactStages, stage, { state, act, show, frame, showHistory });
+  if (writable) saveStageOnChange(ctx, "contact", workspace.contactStages, stage, { state, act, show, frame, showHistory });
 
   const activities = loadingList("ol", "activities", "No activities yet.");
   const showActivities = () =>
@@ -169,7 +172,7 @@ export async function contactPanel(ctx, id, frame) {
     "form",
     { class: "add-activity", novalidate: true },
     labelled("Activity", content),
-    h("div", { class: "buttons writes" }, h("button", { type: "submit" }, "Add activity")),
+    h("div", { class: "buttons" }, h("button", { type: "submit" }, "Add activity")),
   );
   const activityAct = actions(frame, () => ({ content }), reload, explainer);
   addActivity.addEventListener("submit", (event) => {
@@ -232,7 +235,7 @@ export async function contactPanel(ctx, id, frame) {
   frame.fill(
     ...(talk ? [section("Conversation", talk.element)] : []),
     talk ? section("Details", form) : form,
-    section("Activities", activities.element, addActivity),
+    section("Activities", activities.element, writable ? addActivity : null),
     section("Opportunities", opportunities.element),
     section("History", history.element),
     section("Every field", details),

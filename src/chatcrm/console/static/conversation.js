@@ -60,7 +60,9 @@ class Conversation {
     this.loadingOlder = false;
     this.canWrite = allows(ctx.session, "messages:write");
     this.feedback = new Feedback();
-    this.list = h("ol", { class: "messages", role: "log", "aria-label": "Messages", tabindex: 0 });
+    // Named "Conversation", its items by direction and time: the composer's textbox is then
+    // the one element of the panel whose name holds "Message" (found by label, as K.3 says).
+    this.list = h("ol", { class: "messages", role: "log", "aria-label": "Conversation", tabindex: 0 });
     this.note = h("p", { class: "muted" }, "Loading…");
     this.older = h("button", { type: "button", class: "older", hidden: true }, "Load older messages");
     this.older.addEventListener("click", () => this.loadOlder());
@@ -183,17 +185,20 @@ class Conversation {
     }
   }
 
+  // A list item named by its direction and time ("Received 5/3/25, 10:42 AM", "Sent …"):
+  // what a person tells messages apart by.
   item(message) {
     const inbound = message.direction === "in";
+    const when = time(message.createdAt, SHORT);
     return h(
       "li",
       {
         class: `message ${inbound ? "in" : "out"}`,
         "data-id": message.id,
-        "aria-label": inbound ? "Inbound message" : "Outbound message",
+        "aria-label": `${inbound ? "Received" : "Sent"} ${when.textContent}`,
       },
       this.content(message),
-      h("p", { class: "meta" }, time(message.createdAt, SHORT), inbound ? null : this.status(message)),
+      h("p", { class: "meta" }, when, inbound ? null : this.status(message)),
     );
   }
 

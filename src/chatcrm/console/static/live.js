@@ -1,7 +1,8 @@
 // Live updates (contract H, K.3): changes made elsewhere — another tab, a bot, a WhatsApp
 // message — reach the views through the events feed (D.2), long-polled with `wait`. Each
 // page of contact, opportunity and message events goes to every callback in
-// `ctx.listeners`. Returns how to stop.
+// `ctx.listeners`. Returns how to stop. A caller without `events:read` is not followed: its
+// views show what they load, and a reload brings the rest.
 import { ApiError, call } from "./api.js";
 import { allows } from "./session.js";
 
@@ -40,6 +41,7 @@ function tell(ctx, events) {
 }
 
 export function follow(ctx) {
+  if (!allows(ctx.session, "events:read")) return () => {};
   const controller = new AbortController();
   const { signal } = controller;
   const session = { ...ctx.session }; // this workspace, even if the tab's session moves on
@@ -65,7 +67,9 @@ export function follow(ctx) {
         if (page.events.length) tell(ctx, page.events);
       } catch (error) {
         if (signal.aborted) return;
-        if (error instanceof ApiError && error.status === 401) return; // signed out elsewhere
+        // Signed out elsewhere (401), or the feed is not this caller's to read (403: a key
+        // without events:read, or limited otherwise): asking again would be refused again.
+        if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return;
         // A cursor no longer retained (or not known): start again from the end.
         if (error instanceof ApiError && error.status === 400) known = false;
         await pause(BACK_OFF, signal);

@@ -1,10 +1,13 @@
 // An opportunity's panel: its status with Won / Lost / Reopen, every field, the edit form
 // (Stage saves as it changes), its contact, activities with their category, and history.
+// A caller who may not change opportunities sees the values read-only: no Save, Won, Lost,
+// Reopen or "Add activity".
 import { h } from "./dom.js";
 import { amountInput, amountOf, formatAmount, input, labelled, noneOr, select, time } from "./forms.js";
 import {
   Editor,
   actions,
+  editForm,
   fieldList,
   historyItems,
   loadingList,
@@ -13,6 +16,7 @@ import {
   section,
   updateRecord,
 } from "./panel-parts.js";
+import { writes } from "./session.js";
 import { explain } from "./words.js";
 
 const CATEGORIES = ["Calls", "Meeting", "Whatsapp", "Email"];
@@ -60,9 +64,9 @@ export async function opportunityPanel(ctx, id, frame) {
   });
 
   const badge = h("span", { class: "badge" });
-  const won = h("button", { type: "button", class: "writes" }, "Won");
-  const lost = h("button", { type: "button", class: "writes" }, "Lost");
-  const reopen = h("button", { type: "button", class: "writes" }, "Reopen");
+  const won = h("button", { type: "button" }, "Won");
+  const lost = h("button", { type: "button" }, "Lost");
+  const reopen = h("button", { type: "button" }, "Reopen");
   const contact = h("div", {});
   const details = h("div", {});
   const history = loadingList("ol", "history", "No events.");
@@ -102,16 +106,16 @@ export async function opportunityPanel(ctx, id, frame) {
   lost.addEventListener("click", () => save({ winLossStatus: 2 }, "merge", "Marked as lost."));
   reopen.addEventListener("click", () => save({ winLossStatus: 0 }, "merge", "Reopened."));
 
-  const form = h(
-    "form",
-    { class: "edit", novalidate: true },
+  const writable = writes(ctx.session, "opportunity");
+  const form = editForm(
+    writable,
+    "opportunities",
     labelled("Name", name),
     labelled("Description", description),
     amountRow,
     labelled("Agent", agent),
     labelled("Stage", stage),
     labelled("Expiration date", expiration),
-    h("div", { class: "buttons writes" }, h("button", { type: "submit" }, "Save")),
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -123,7 +127,9 @@ export async function opportunityPanel(ctx, id, frame) {
     }
     save(changes, "load", "Saved.");
   });
-  saveStageOnChange(ctx, "opportunity", workspace.opportunityStages, stage, { state, act, show, frame, showHistory });
+  if (writable) {
+    saveStageOnChange(ctx, "opportunity", workspace.opportunityStages, stage, { state, act, show, frame, showHistory });
+  }
 
   const activities = loadingList("ol", "activities", "No activities yet.");
   const showActivities = () =>
@@ -139,7 +145,7 @@ export async function opportunityPanel(ctx, id, frame) {
     { class: "add-activity", novalidate: true },
     labelled("Category", category),
     labelled("Activity", content),
-    h("div", { class: "buttons writes" }, h("button", { type: "submit" }, "Add activity")),
+    h("div", { class: "buttons" }, h("button", { type: "submit" }, "Add activity")),
   );
   const activityAct = actions(frame, () => ({ content, categoryType: category, date: content }), reload, explainer);
   addActivity.addEventListener("submit", (event) => {
@@ -158,10 +164,10 @@ export async function opportunityPanel(ctx, id, frame) {
 
   show(state, "load");
   frame.fill(
-    h("div", { class: "outcome" }, h("p", {}, "Status: ", badge), won, lost, reopen),
+    h("div", { class: "outcome" }, h("p", {}, "Status: ", badge), writable ? [won, lost, reopen] : null),
     contact,
     form,
-    section("Activities", activities.element, addActivity),
+    section("Activities", activities.element, writable ? addActivity : null),
     section("History", history.element),
     section("Every field", details),
   );

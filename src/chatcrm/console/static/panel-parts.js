@@ -120,6 +120,21 @@ export function actions(frame, controls, reload, explainer = async (error) => er
   };
 }
 
+// A panel's edit form: its rows and "Save"; for a caller who may not change such records
+// (`noun`: "contacts"), the same rows in a disabled fieldset — the values shown, nothing
+// to change or save (K.3: controls a role does not allow are not offered).
+export function editForm(writable, noun, ...rows) {
+  const form = h("form", { class: "edit", novalidate: true });
+  if (writable) form.append(...rows, h("div", { class: "buttons" }, h("button", { type: "submit" }, "Save")));
+  else {
+    form.append(
+      h("p", { class: "muted" }, `Read only: you may not change ${noun}.`),
+      h("fieldset", { class: "read-only", disabled: true }, ...rows),
+    );
+  }
+  return form;
+}
+
 export function section(title, ...children) {
   const id = uid("section");
   return h("section", { class: "panel-section", "aria-labelledby": id }, h("h3", { id }, title), ...children);

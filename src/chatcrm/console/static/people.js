@@ -22,7 +22,8 @@ function row(id, label, control) {
   return h("div", { class: "field" }, h("label", { for: id }, label), control);
 }
 
-// A form whose submit runs `action`; its answer shows below it. A refusal shows the API's
+// A form whose submit runs `action`; what it answers (an element, or several) shows below
+// it. A refusal shows the API's
 // message below it, and each field's message next to its control (`controls`: the body's
 // field names → their controls), as in every other form of the console.
 function form(label, children, submit, action, controls = {}) {
@@ -35,7 +36,7 @@ function form(label, children, submit, action, controls = {}) {
     element.querySelectorAll("[role=alert],[role=status]").forEach((n) => n.remove());
     try {
       const shown = await action();
-      if (shown) element.append(shown);
+      if (shown) element.append(...[shown].flat().filter(Boolean));
     } catch (error) {
       if (error instanceof ApiError) feedback.error(error, controls);
       else element.append(note(String(error), "alert"));
@@ -46,102 +47,193 @@ function form(label, children, submit, action, controls = {}) {
 
 // --- users -------------------------------------------------------------------------------
 
+// Owners and admins belong to every workspace (J.1); agents and viewers to those chosen.
+const everyWorkspace = (role) => role === "owner" || role === "admin";
+
+// A checkbox per workspace, in a fieldset named by `legend`; `checked`: the ids ticked.
+function workspaceChoice(spaces, legend, checked, prefix) {
+  const boxes = spaces.map((w) => h("input", { type: "checkbox", value: w.id, id: `${prefix}-${w.id}`,
+    checked: checked.includes(w.id) }));
+  const fieldset = h("fieldset", { class: "workspace-choice" }, h("legend", {}, legend),
+    boxes.map((box, i) => h("label", { for: box.id, class: "scope" }, box, spaces[i].name)));
+  return { fieldset, boxes, ids: () => boxes.filter((b) => b.checked).map((b) => b.value) };
+}
+
 export async function users(ctx) {
-  const listed = (await ctx.call("GET", "/api/user")).data;
   const spaces = (await ctx.call("GET", "/api/workspace")).data;
-  const spaceBoxes = spaces.map((w) => {
-    const box = h("input", { type: "checkbox", value: w.id, id: `ws-${w.id}`,
-      checked: w.id === ctx.session.workspace });
-    return h("label", { for: box.id, class: "scope" }, box, w.name);
-  });
   const owner = ctx.session.user ? ctx.session.user.role === "owner" : true;
+  const tbody = h("tbody", {});
+  // The table as the API has it now (after an invitation: the new user at once).
+  const fill = async () => {
+    const listed = (await ctx.call("GET", "/api/user")).data;
+    tbody.replaceChildren(...listed.map((user) => userRow(ctx, user, owner, spaces)));
+  };
+  await fill();
   const email = h("input", { type: "email", required: true });
   const name = h("input", { required: true });
   const role = h("select", {}, ROLES.filter((r) => owner || r !== "owner").map((r) =>
     h("option", { value: r }, r)));
   role.value = "agent";
+  const places = workspaceChoice(spaces, "Workspaces (agents and viewers)", [ctx.session.workspace], "ws");
   const invite = form("Invite a user", [row("invite-email", "Email", email),
-    row("invite-name", "Name", name), row("invite-role", "Role", role),
-    h("fieldset", {}, h("legend", {}, "Workspaces (agents and viewers)"), spaceBoxes)], "Invite", async () => {
-    const workspaceIds = spaceBoxes.map((b) => b.querySelector("input")).filter((i) => i.checked).map((i) => i.value);
+    row("invite-name", "Name", name), row("invite-role", "Role", role), places.fieldset], "Invite", async () => {
     const made = await ctx.call("POST", "/api/user", {
-      body: { email: email.value.trim(), name: name.value.trim(), role: role.value, workspaceIds },
+      body: { email: email.value.trim(), name: name.value.trim(), role: role.value, workspaceIds: places.ids() },
     });
-    return note(`Invitation link (send it to ${made.user.email}): ${made.inviteUrl}`);
-  }, { email, name, role, workspaceIds: spaceBoxes[0]?.closest("fieldset") });
+    email.value = name.value = "";
+    // The link stays shown even when the table cannot be read again just now.
+    const unlisted = await fill().then(() => null, (error) => note(error.message, "alert"));
+    return [note(`Invitation link (send it to ${made.user.email}): ${made.inviteUrl}`), unlisted];
+  }, { email, name, role, workspaceIds: places.fieldset });
   const table = h("table", { class: "people" },
-    h("thead", {}, h("tr", {}, ["Name", "Email", "Role", "Status", ""].map((t) => h("th", {}, t)))),
-    h("tbody", {}, listed.map((user) => userRow(ctx, user, owner))));
+    h("thead", {}, h("tr", {}, ["Name", "Email", "Role", "Workspaces", "Status", ""].map((t) => h("th", {}, t)))),
+    tbody);
   return h("section", { "aria-label": "Users" }, table, h("h3", {}, "Invite"), invite);
 }
 
-function userRow(ctx, user, owner) {
-  const locked = !owner && user.role === "owner";
-  const role = h("select", { "aria-label": `Role of ${user.name}`, disabled: locked },
+// A user's row: its role and workspaces change as they are chosen (PUT /api/user/{id}), the
+// row's controls held while one change is saved, then "Saved."; a refusal puts the control
+// back as stored and shows the API's message in the row.
+function userRow(ctx, user, owner, spaces, saved = false) {
+  const locked = !owner && user.role === "owner"; // an admin cannot change an owner (J.2)
+  const role = h("select", { id: `role-${user.id}`, "aria-label": `Role of ${user.name}`, disabled: locked },
     ROLES.filter((r) => owner || r !== "owner" || r === user.role).map((r) =>
       h("option", { value: r }, r)));
   role.value = user.role;
-  const status = h("span", {}, user.status);
+  const problems = h("div", { class: "problems" });
   const actions = h("td", {});
-  const change = async (body) => {
+  let element = null;
+  // The answer's record redraws the row; a refusal is shown after `undo` puts it back.
+  const change = async (body, undo = () => {}) => {
+    problems.replaceChildren();
+    const focused = document.activeElement?.id; // the keyboard stays on the redrawn control
+    const held = [...element.querySelectorAll("select, input, button")].filter((c) => !c.disabled);
+    for (const control of held) control.disabled = true;
     try {
-      await ctx.call("PUT", `/api/user/${user.id}`, { body });
-      ctx.refresh();
+      const done = await ctx.call("PUT", `/api/user/${user.id}`, { body });
+      element.replaceWith(userRow(ctx, done.user, owner, spaces, true));
+      if (focused) document.getElementById(focused)?.focus();
     } catch (error) {
-      actions.append(note(error.message, "alert"));
+      for (const control of held) control.disabled = false;
+      undo();
+      problems.append(note(error.message, "alert"));
     }
   };
-  role.addEventListener("change", () => change({ role: role.value }));
-  if (!locked) {
-    if (user.status === "disabled") {
-      actions.append(h("button", { type: "button", onclick: () => change({ status: "active" }) }, "Enable"));
-    } else {
-      actions.append(h("button", { type: "button", onclick: () => change({ status: "disabled" }) }, "Disable"));
+  let places = null;
+  if (everyWorkspace(user.role)) {
+    places = h("span", {}, "All workspaces");
+  } else {
+    const choice = workspaceChoice(spaces, `Workspaces of ${user.name}`, user.workspaceIds || [], `user-${user.id}`);
+    for (const box of choice.boxes) {
+      box.disabled = locked;
+      box.addEventListener("change", () =>
+        change({ workspaceIds: choice.ids() }, () => (box.checked = !box.checked)));
     }
+    places = choice.fieldset;
+  }
+  role.addEventListener("change", () => {
+    const body = { role: role.value };
+    // An owner or admin made an agent or viewer keeps the workspaces it had: every one.
+    if (!everyWorkspace(role.value) && everyWorkspace(user.role)) body.workspaceIds = user.workspaceIds;
+    change(body, () => (role.value = user.role));
+  });
+  if (!locked) {
+    const active = user.status !== "disabled";
+    actions.append(h("button", { type: "button", "aria-label": `${active ? "Disable" : "Enable"} ${user.name}`,
+      onclick: () => change({ status: active ? "disabled" : "active" }) }, active ? "Disable" : "Enable"));
     actions.append(h("button", {
       type: "button",
+      "aria-label": `Reset link for ${user.name}`,
       onclick: async () => {
+        problems.replaceChildren();
         try {
           const made = await ctx.call("POST", `/api/user/${user.id}/reset-link`, { body: {} });
-          actions.append(note(`Reset link: ${made.resetUrl}`));
+          problems.append(note(`Reset link: ${made.resetUrl}`));
         } catch (error) {
-          actions.append(note(error.message, "alert"));
+          problems.append(note(error.message, "alert"));
         }
       },
     }, "Reset link"));
   }
-  return h("tr", {}, h("td", {}, user.name), h("td", {}, user.email), h("td", {}, role),
-    h("td", {}, status), actions);
+  if (saved) problems.append(note("Saved."));
+  actions.append(problems);
+  element = h("tr", {}, h("td", {}, user.name), h("td", {}, user.email), h("td", {}, role),
+    h("td", {}, places), h("td", {}, user.status), actions);
+  return element;
 }
 
 // --- keys --------------------------------------------------------------------------------
 
+// A `datetime-local` value as the API's timestamp (UTC); the text itself when it is not a
+// date, for the API to name the problem.
+function instant(value) {
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? value : date.toISOString();
+}
+
 export async function keys(ctx) {
-  const listed = (await ctx.call("GET", "/api/key")).data;
+  const spaces = (await ctx.call("GET", "/api/workspace")).data;
+  const names = new Map(spaces.map((w) => [w.id, w.name]));
+  const tbody = h("tbody", {});
+  const fill = async () => {
+    const listed = (await ctx.call("GET", "/api/key")).data;
+    tbody.replaceChildren(...listed.map((key) => keyRow(ctx, key, names, fill)));
+  };
+  await fill();
   const name = h("input", { required: true });
   const boxes = SCOPES.map((scope) => {
     const box = h("input", { type: "checkbox", value: scope, id: `scope-${scope}` });
     return h("label", { for: box.id, class: "scope" }, box, scope);
   });
-  const create = form("Create a key", [row("key-name", "Name", name),
-    h("fieldset", {}, h("legend", {}, "Scopes"), boxes)], "Create key", async () => {
-    const scopes = boxes.map((b) => b.querySelector("input")).filter((i) => i.checked).map((i) => i.value);
-    const made = await ctx.call("POST", "/api/key", { body: { name: name.value.trim(), scopes } });
-    return note(`New key (shown this once): ${made.apiKey}`);
-  }, { name, scopes: boxes[0]?.closest("fieldset") });
+  const scopes = h("fieldset", {}, h("legend", {}, "Scopes"), boxes);
+  // J.5: the only workspaces it may use (none ticked: every one), and when it stops working.
+  const places = workspaceChoice(spaces, "Workspaces (none ticked: every workspace)", [], "key-ws");
+  const expires = h("input", { type: "datetime-local" });
+  const expiresRow = row("key-expires", "Expires", expires);
+  const hint = h("span", { class: "hint", id: "key-expires-hint" }, "Empty: it never expires. Your local time.");
+  expiresRow.append(hint);
+  expires.setAttribute("aria-describedby", hint.id);
+  const create = form("Create a key", [row("key-name", "Name", name), scopes, places.fieldset, expiresRow],
+    "Create key", async () => {
+      const chosen = boxes.map((b) => b.querySelector("input")).filter((i) => i.checked).map((i) => i.value);
+      const body = { name: name.value.trim(), scopes: chosen };
+      if (places.ids().length) body.workspaceIds = places.ids();
+      if (expires.value) body.expiresAt = instant(expires.value);
+      const made = await ctx.call("POST", "/api/key", { body });
+      // The secret stays shown (this once) even when the table cannot be read again now.
+      const unlisted = await fill().then(() => null, (error) => note(error.message, "alert"));
+      return [note(`New key (shown this once): ${made.apiKey}`), unlisted];
+    }, { name, scopes, workspaceIds: places.fieldset, expiresAt: expires });
   const table = h("table", { class: "people" },
-    h("thead", {}, h("tr", {}, ["Name", "Scopes", "Created", "Last used", ""].map((t) => h("th", {}, t)))),
-    h("tbody", {}, listed.map((key) => h("tr", {},
-      h("td", {}, key.name || "(no name)"), h("td", {}, key.scopes.join(", ")),
-      h("td", {}, time(key.createdAt)), h("td", {}, key.lastUsedAt ? time(key.lastUsedAt) : "never"),
-      h("td", {}, key.revokedAt ? "revoked" : h("button", {
-        type: "button",
-        onclick: async () => {
-          await ctx.call("DELETE", `/api/key/${key.id}`);
-          ctx.refresh();
-        },
-      }, "Revoke"))))));
+    h("thead", {}, h("tr", {}, ["Name", "Scopes", "Workspaces", "Expires", "Created", "Last used", ""].map((t) =>
+      h("th", {}, t)))),
+    tbody);
   return h("section", { "aria-label": "Keys" }, table, h("h3", {}, "New key"), create);
+}
+
+function keyRow(ctx, key, names, fill) {
+  const problems = h("div", { class: "problems" });
+  const revoke = h("button", {
+    type: "button",
+    "aria-label": `Revoke ${key.name || "the key without a name"}`,
+    onclick: async () => {
+      problems.replaceChildren();
+      revoke.disabled = true;
+      try {
+        await ctx.call("DELETE", `/api/key/${key.id}`);
+        await fill();
+      } catch (error) {
+        revoke.disabled = false;
+        problems.append(note(error.message, "alert"));
+      }
+    },
+  }, "Revoke");
+  const places = key.workspaceIds ? key.workspaceIds.map((id) => names.get(id) || id).join(", ") : "every one";
+  return h("tr", {},
+    h("td", {}, key.name || "(no name)"), h("td", {}, key.scopes.join(", ")), h("td", {}, places),
+    h("td", {}, key.expiresAt ? time(key.expiresAt) : "never"),
+    h("td", {}, time(key.createdAt)), h("td", {}, key.lastUsedAt ? time(key.lastUsedAt) : "never"),
+    h("td", {}, key.revokedAt ? "revoked" : [revoke, problems]));
 }
 
 // --- profile -----------------------------------------------------------------------------
@@ -149,7 +241,8 @@ export async function keys(ctx) {
 export async function profile(ctx) {
   const me = (await ctx.call("GET", "/api/me")).user;
   const current = h("input", { type: "password", autocomplete: "current-password", required: true });
-  const next = h("input", { type: "password", autocomplete: "new-password", minlength: 10, required: true });
+  // No minlength: the API judges the password, and its message shows beside the field.
+  const next = h("input", { type: "password", autocomplete: "new-password", required: true });
   const password = form("Change password", [row("current-password", "Current password", current),
     row("new-password", "New password", next)], "Change password", async () => {
     await ctx.call("PUT", "/api/me/password", {
@@ -158,30 +251,47 @@ export async function profile(ctx) {
     current.value = next.value = "";
     return note("Password changed; your other sessions were signed out.");
   }, { currentPassword: current, newPassword: next });
-  const sessions = (await ctx.call("GET", "/api/session/list")).data;
-  const list = h("ul", { class: "sessions" }, sessions.map((s) => h("li", {},
-    `${s.userAgent || "unknown browser"} — ${s.ip} — since ${time(s.createdAt)}`,
-    s.current ? " (this one)" : h("button", {
-      type: "button",
-      onclick: async () => {
-        await ctx.call("DELETE", `/api/session/${s.id}`);
-        ctx.refresh();
-      },
-    }, "End"))));
-  const others = sessions.filter((s) => !s.current);
-  const signOutOthers = h("button", {
-    type: "button",
-    disabled: others.length === 0,
-    onclick: async () => {
-      for (const s of others) await ctx.call("DELETE", `/api/session/${s.id}`);
-      ctx.refresh();
-    },
-  }, "Sign out other sessions");
   return h("section", { "aria-label": "Profile" },
     h("p", {}, `${me.name} — ${me.email} — ${me.role}`),
     h("h3", {}, "Password"), password,
     h("h3", {}, "Two-factor"), twoFactor(ctx, me),
-    h("h3", {}, "Sessions"), list, signOutOthers);
+    h("h3", {}, "Sessions"), await sessionList(ctx));
+}
+
+// The person's sessions, each but this one with "End", and "Sign out other sessions"; a
+// refusal (a session ended meanwhile, say) shows the API's message, and the list is read
+// again.
+async function sessionList(ctx) {
+  const list = h("ul", { class: "sessions" });
+  const problems = h("div", { class: "problems" });
+  const signOutOthers = h("button", { type: "button" }, "Sign out other sessions");
+  let others = [];
+  const fill = async () => {
+    const sessions = (await ctx.call("GET", "/api/session/list")).data;
+    others = sessions.filter((s) => !s.current);
+    signOutOthers.disabled = others.length === 0;
+    list.replaceChildren(...sessions.map((s) => h("li", {},
+      `${s.userAgent || "unknown browser"} — ${s.ip} — since `, time(s.createdAt),
+      s.current ? " (this one)" : h("button", { type: "button", onclick: () => end([s]) }, "End"))));
+  };
+  const end = async (ending) => {
+    problems.replaceChildren();
+    for (const s of ending) {
+      try {
+        await ctx.call("DELETE", `/api/session/${s.id}`);
+      } catch (error) {
+        problems.append(note(error.message, "alert"));
+      }
+    }
+    try {
+      await fill();
+    } catch (error) {
+      problems.append(note(error.message, "alert"));
+    }
+  };
+  signOutOthers.addEventListener("click", () => end(others));
+  await fill();
+  return h("div", {}, list, signOutOthers, problems);
 }
 
 function twoFactor(ctx, me) {
@@ -195,11 +305,22 @@ function twoFactor(ctx, me) {
       }, { password }));
     return box;
   }
+  const problems = h("div", { class: "problems" });
   box.append(h("button", {
     type: "button",
     onclick: async () => {
-      const started = await ctx.call("POST", "/api/me/2fa", { body: {} });
-      const svg = await (await fetch(`${root}/console/qr`, { method: "POST", body: started.otpauthUrl })).text();
+      problems.replaceChildren();
+      let started;
+      let svg;
+      try {
+        started = await ctx.call("POST", "/api/me/2fa", { body: {} });
+        const drawn = await fetch(`${root}/console/qr`, { method: "POST", body: started.otpauthUrl });
+        if (!drawn.ok) throw new Error(await drawn.text());
+        svg = await drawn.text();
+      } catch (error) {
+        problems.append(note(error.message, "alert"));
+        return;
+      }
       const image = h("img", { alt: "QR code for your authenticator app", class: "qr",
         src: `data:image/svg+xml;base64,${btoa(svg)}` });
       const code = h("input", { inputmode: "numeric", autocomplete: "one-time-code", required: true });
@@ -210,6 +331,6 @@ function twoFactor(ctx, me) {
             h("ul", { class: "recovery" }, done.recoveryCodes.map((c) => h("li", {}, c))));
         }, { code }));
     },
-  }, "Set up two-factor"));
+  }, "Set up two-factor"), problems);
   return box;
 }

@@ -1,10 +1,18 @@
 // The pipeline view (contract H): per opportunity stage the count and total amount, and won
 // vs lost totals by month, drawn as SVG from GET /api/opportunity/pipeline. Each chart is a
 // <figure> named by its caption; the SVG carries its own text, so it reads without colour.
+// It follows the events feed (live.js) as the boards do: an opportunity changed elsewhere
+// redraws it.
 import { money } from "./cards.js";
 import { h } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
+const LIVE_DELAY = 100; // ms to gather the events of one burst into one redraw
+const LABEL_WIDTH = 180; // px left of the bars for a stage's name
+const LABEL_CHARS = 24; // a first cut of a long name, before it is measured
+
+// The pipeline on screen, so that its successor can unsubscribe it from the events feed.
+let active = null;
 
 function s(tag, attributes = {}, ...children) {
   const element = document.createElementNS(SVG, tag);
@@ -31,9 +39,37 @@ function chart(title, width, height, ...content) {
 
 // One horizontal bar per stage: its length is the stage's total amount (its count when no
 // stage has an amount), labelled with the stage's name, count and total.
+// A name cut to what fits, with an ellipsis; the full name stays in its <title>.
+function shortened(name, chars) {
+  return name.length > chars ? `${name.slice(0, Math.max(1, chars - 1)).trimEnd()}…` : name;
+}
+
+// A stage's name as its row's label: right-aligned before the bar, never past the chart's
+// left edge (cut with an ellipsis: `fitLabels` measures it once drawn), its full name in
+// a <title> (a tooltip; what a screen reader reads).
+function stageLabel(name, x, y) {
+  const text = s("text", { x, y, "text-anchor": "end", class: "label", "data-name": name }, s("title", {}, name));
+  text.append(shortened(name, LABEL_CHARS));
+  return text;
+}
+
+// Cut the labels that still overflow the room left of the bars, as the browser measures
+// them (the first cut counts characters, whose widths differ).
+function fitLabels(figure) {
+  for (const label of figure.querySelectorAll("text[data-name]")) {
+    const name = label.dataset.name;
+    const words = label.lastChild;
+    let chars = Math.min(name.length, LABEL_CHARS);
+    while (chars > 1 && label.getComputedTextLength() > LABEL_WIDTH - 12) {
+      chars -= 1;
+      words.textContent = shortened(name, chars);
+    }
+  }
+}
+
 function stagesChart(stages) {
   const rowHeight = 34;
-  const labelWidth = 180;
+  const labelWidth = LABEL_WIDTH;
   const barWidth = 420;
   const height = Math.max(1, stages.length) * rowHeight + 10;
   const largest = Math.max(0, ...stages.map((stage) => Number(stage.totalAmount)));
@@ -48,7 +84,7 @@ function stagesChart(stages) {
       "g",
       { class: "stage-row" },
       s("title", {}, `${stage.name}: ${stage.count} opportunities, total ${money(stage.totalAmount)}`),
-      s("text", { x: labelWidth - 8, y: y + 19, "text-anchor": "end", class: "label" }, stage.name),
+      stageLabel(stage.name, labelWidth - 8, y + 19),
       s("rect", { x: labelWidth, y: y + 4, width: length, height: rowHeight - 12, rx: 3, class: "bar-stage" }),
       s("text", { x: labelWidth + length + 6, y: y + 19, class: "value" }, label),
     );
@@ -117,13 +153,46 @@ function monthsTable(months) {
   );
 }
 
+function charts(data) {
+  return [stagesChart(data.stages), monthsChart(data.months), monthsTable(data.months)];
+}
+
+// Its labels are measured once it is on the page (the view is shown after it resolves).
+function whenShown(element, then) {
+  const check = (tries) => {
+    if (element.isConnected) then();
+    else if (tries > 0) requestAnimationFrame(() => check(tries - 1));
+  };
+  requestAnimationFrame(() => check(60));
+}
+
 export async function pipeline(ctx) {
   const data = await ctx.call("GET", "/api/opportunity/pipeline");
-  return h(
-    "div",
-    { class: "pipeline", role: "region", "aria-label": "Pipeline" },
-    stagesChart(data.stages),
-    monthsChart(data.months),
-    monthsTable(data.months),
-  );
+  const region = h("div", { class: "pipeline", role: "region", "aria-label": "Pipeline" }, ...charts(data));
+  whenShown(region, () => fitLabels(region));
+  // Live (contract H): an opportunity created, changed or deleted elsewhere redraws it,
+  // 100 ms after the last event of a burst.
+  let pending = null;
+  let loads = 0;
+  const listener = (events) => {
+    if (!region.isConnected) return;
+    const news = events.some((e) => e.type.startsWith("opportunity.") && !e.type.startsWith("opportunity.activity."));
+    if (!news) return;
+    clearTimeout(pending);
+    pending = setTimeout(async () => {
+      const turn = ++loads;
+      try {
+        const next = await ctx.call("GET", "/api/opportunity/pipeline");
+        if (turn !== loads || !region.isConnected) return;
+        region.replaceChildren(...charts(next));
+        fitLabels(region);
+      } catch {
+        // the next change tries again; a reload shows the error
+      }
+    }, LIVE_DELAY);
+  };
+  if (active) ctx.listeners.delete(active);
+  active = listener;
+  ctx.listeners.add(listener);
+  return region;
 }

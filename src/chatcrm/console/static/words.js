@@ -159,7 +159,8 @@ export async function explain(ctx, kind, error, open) {
   if (!error || typeof error !== "object") return error;
   const what = kind === "opportunity" ? "opportunity" : "contact";
   if (error.status === 412) {
-    error.display = `Someone else changed this ${what} — reload to see their change`;
+    // The API's own message after ours: it names the versions.
+    error.display = `Someone else changed this ${what} — reload to see their change. (${error.message})`;
     return error;
   }
   const whatsapp = (error.errors || []).find(

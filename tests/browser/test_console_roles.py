@@ -1,0 +1,170 @@
+"""What the console offers each caller (contract K.3: "Controls a user's role does not allow
+are not shown"), in Debian's chromium on both backends: a viewer and a key without a write
+scope see records read-only — no Save, Won, Lost, Reopen, "Add activity" or "New …", a
+Stage select they cannot use, cards that do not drag —; the Users and Keys pages go to the
+callers holding users:manage and keys:manage; a key without events:read does not poll the
+events feed, and a feed that refuses (403) is not asked again."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, Request, Route, expect
+
+from chatcrm.provisioning import NewAccount
+from tests.browser.conftest import Visit, api, create
+from tests.browser.test_console_people import _invite, _set_password
+from tests.conftest import new_account
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+READS = ["contacts:read", "opportunities:read", "messages:read", "events:read"]
+
+
+@pytest.fixture(scope="module")
+def server(console_server: str) -> str:
+    """The console's shared server on this run's backend (the visit fixture's server)."""
+    return console_server
+
+
+def _key(server: str, account: NewAccount, scopes: list[str]) -> str:
+    """A new key of the account with these scopes; its secret."""
+    made = api(server, account, "POST", "/api/key", json={"name": "scoped", "scopes": scopes})
+    secret: str = made["apiKey"]
+    return secret
+
+
+def _sign_in_with(visit: Visit, key: str) -> Page:
+    visit.goto("/console")
+    page = visit.page
+    page.get_by_role("link", name="Sign in with an API key").click()
+    page.get_by_label("API key").fill(key)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Test workspace").click()
+    return page
+
+
+def _records(server: str, account: NewAccount) -> None:
+    ana = create(server, account, "contact", name="Ana", email="ana@example.com")
+    create(server, account, "opportunity", name="Deal", amount=100, contactId=ana)
+
+
+def _contact_is_read_only(page: Page) -> None:
+    card = page.get_by_role("article", name="Ana")
+    expect(card).to_have_attribute("draggable", "false")
+    card.click()
+    panel = page.get_by_role("dialog", name="Ana", exact=True)
+    expect(panel.get_by_label("Name", exact=True)).to_have_value("Ana")  # the values shown
+    expect(panel.get_by_label("Name", exact=True)).to_be_disabled()
+    expect(panel.get_by_label("Stage")).to_be_disabled()
+    expect(panel.get_by_label("Solved")).to_be_disabled()
+    for name in ("Save", "Add activity"):
+        expect(panel.get_by_role("button", name=name)).to_have_count(0)
+    expect(panel.get_by_label("Activity")).to_have_count(0)
+    panel.get_by_role("button", name="Close").click()
+    expect(page.get_by_role("button", name="New contact")).to_have_count(0)
+
+
+def _opportunity_is_read_only(page: Page) -> None:
+    page.get_by_role("link", name="Opportunities").click()
+    card = page.get_by_role("article", name="Deal")
+    expect(card).to_have_attribute("draggable", "false")
+    card.click()
+    panel = page.get_by_role("dialog", name="Deal", exact=True)
+    expect(panel.get_by_label("Stage")).to_be_disabled()
+    expect(panel.get_by_label("Amount")).to_be_disabled()
+    for name in ("Save", "Won", "Lost", "Reopen", "Add activity"):
+        expect(panel.get_by_role("button", name=name, exact=True)).to_have_count(0)
+    panel.get_by_role("button", name="Close").click()
+    expect(page.get_by_role("button", name="New opportunity")).to_have_count(0)
+
+
+def test_a_viewer_reads_records_without_controls_to_change_them(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    _records(server, account)
+    _set_password(visit, _invite(server, account, "viewer"))
+    page = visit.page
+    _contact_is_read_only(page)
+    _opportunity_is_read_only(page)
+    for name in ("Users", "Keys", "Channels"):
+        expect(page.get_by_role("link", name=name)).to_be_hidden()
+    assert visit.settle() == []  # nothing was refused: nothing was tried
+
+
+def test_a_key_writes_only_the_kinds_its_scopes_name(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Opportunities to write, contacts only to read: each board and panel by its own scope."""
+    account = new_account(database_url)
+    _records(server, account)
+    page = _sign_in_with(visit, _key(server, account, [*READS, "opportunities:write"]))
+    _contact_is_read_only(page)
+    page.get_by_role("link", name="Opportunities").click()
+    expect(page.get_by_role("button", name="New opportunity")).to_be_visible()
+    card = page.get_by_role("article", name="Deal")
+    expect(card).to_have_attribute("draggable", "true")
+    card.click()
+    panel = page.get_by_role("dialog", name="Deal", exact=True)
+    expect(panel.get_by_label("Stage")).to_be_enabled()
+    for name in ("Save", "Won", "Lost", "Add activity"):
+        expect(panel.get_by_role("button", name=name, exact=True)).to_be_visible()
+    assert visit.settle() == []
+
+
+def test_users_and_keys_pages_need_their_own_scopes(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    page = _sign_in_with(visit, _key(server, account, [*READS, "webhooks:manage"]))
+    nav = page.get_by_role("navigation", name="Console")
+    expect(nav.get_by_role("link", name="Contacts")).to_be_visible()
+    for name in ("Users", "Keys", "Channels"):
+        expect(nav.get_by_role("link", name=name)).to_be_hidden()
+    assert visit.settle() == []
+
+    page.get_by_role("button", name="Sign out").click()
+    page = _sign_in_with(visit, _key(server, account, [*READS, "users:manage"]))
+    expect(nav.get_by_role("link", name="Users")).to_be_visible()
+    expect(nav.get_by_role("link", name="Keys")).to_be_hidden()
+    page.get_by_role("link", name="Users").click()
+    expect(page.get_by_role("heading", name="Users")).to_be_visible()
+    assert visit.settle() == []
+
+
+def _feed(request: Request) -> bool:
+    return "/api/events" in request.url
+
+
+def test_no_events_feed_without_its_scope_and_none_after_a_refusal(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    _records(server, account)
+    asked: list[str] = []
+    visit.page.on("request", lambda r: asked.append(r.url) if _feed(r) else None)
+    reads = [s for s in READS if s != "events:read"]
+    page = _sign_in_with(visit, _key(server, account, reads))
+    expect(page.get_by_role("article", name="Ana")).to_be_visible()
+    page.wait_for_timeout(3000)  # longer than the feed's pause after an error
+    assert asked == []
+    assert visit.settle() == []
+
+    # A key that may read the feed, whose feed is refused all the same (403): asked once.
+    page.get_by_role("button", name="Sign out").click()
+    refused: list[str] = []
+
+    def refuse(route: Route) -> None:
+        refused.append(route.request.url)
+        body = '{"success":false,"code":403,"errorCode":"FORBIDDEN","message":"No.","data":null}'
+        route.fulfill(status=403, content_type="application/json", body=body)
+
+    page.route(re.compile(r"/api/events\?"), refuse)
+    page = _sign_in_with(visit, _key(server, account, READS))
+    expect(page.get_by_role("article", name="Ana")).to_be_visible()
+    page.wait_for_timeout(3000)
+    assert len(refused) == 1, refused
+    visit.failed.clear()  # the 403 was the point
+    assert visit.settle() == []
