@@ -126,6 +126,24 @@ def test_the_workspace_is_found_when_not_given(
     fresh = make_client(sdk_server.base_url, account.api_key)
     with pytest.raises(WorkspaceNotChosen):
         fresh.contacts.get(contact.id)
+    # `request` reaches the account's own calls all the same: a third workspace.
+    third = fresh.request("POST", "/api/workspace", json={"name": "Third"})
+    assert third["name"] == "Third" and fresh.workspace_id is None
+    assert len(fresh.request("GET", "/api/workspace")["data"]) == 3
+
+
+def test_a_key_read_from_a_file_works_and_a_bad_one_is_refused_unseen(
+    make_client: Callable[..., Any], sdk_server: Server, account: NewAccount
+) -> None:
+    """A key read from a file keeps its line end: dropped. A key no header can carry is
+    refused before anything is sent, without the key in the message (it would be logged)."""
+    client = make_client(sdk_server.base_url, account.api_key + "\n", account.workspace_id)
+    made = client.contacts.create(name="From a file", email="from-a-file@example.com")
+    assert made.name == "From a file"
+    for bad in (account.api_key + "\x00", "ccrm_\u2026" + account.api_key, "", "ccrm_a b"):
+        with pytest.raises(ValueError) as refused:
+            make_client(sdk_server.base_url, bad, account.workspace_id)
+        assert account.api_key not in str(refused.value)
 
 
 def test_the_workspace_given_is_known_at_once(

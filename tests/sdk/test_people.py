@@ -146,3 +146,13 @@ def test_account_calls_need_no_workspace(
     assert list(unchosen.audit.list()) == []
     with pytest.raises(WorkspaceNotChosen):
         list(unchosen.contacts.list())
+
+
+def test_a_new_key_and_an_invitation_keep_their_secrets_out_of_repr(
+    client: Any, account: NewAccount
+) -> None:
+    """Logging what keys.create or users.invite returned must not hand out the secret."""
+    made = client.keys.create("logged", ["contacts:read"])
+    invited = client.users.invite(email("logged"), "Logged", "viewer", [account.workspace_id])
+    assert made.api_key not in repr(made) and made.key.id in repr(made)
+    assert invited.invite_url not in repr(invited) and invited.user.id in repr(invited)

@@ -150,3 +150,27 @@ def test_backoff_waits_from_half_a_second_to_eight() -> None:
             assert min(waits) >= step and max(waits) <= 2 * step
             assert len(set(waits)) > 1  # jittered
     assert min(backoff(0) for _ in range(200)) >= 0.5
+
+
+def test_a_stream_waits_out_an_outage_and_goes_on_where_it_was(
+    make_client: Any, scripted: ScriptedServer
+) -> None:
+    """Contract F: the stream never ends. A service that answers 503 and drops connections
+    past the client's retries (a restart) is asked the same page again, then the stream goes
+    on; a list, which ends, raises instead."""
+    event = {
+        "id": "e2",
+        "type": "contact.created",
+        "data": {},
+        "createdAt": CONTACT["creationDate"],
+    }
+    down = Answer(503, error_code="SERVICE_UNAVAILABLE")
+    page = Answer(200, data={"events": [event], "next": "e2"})
+    scripted.script(down, DROP, down, DROP, page)
+    stream = iter(make(make_client, scripted, max_retries=0).events.stream(after="e1", wait=1))
+    assert next(stream).id == "e2"
+    asked = [s.path for s in scripted.seen]
+    assert len(asked) == 5 and all("after=e1" in path for path in asked)
+    scripted.script(down)
+    with pytest.raises(ServerError):
+        list(make(make_client, scripted, max_retries=0).events.list(after="e1"))

@@ -56,8 +56,11 @@ class _Surface(Resource[M]):
     ) -> Call[Any]:
         """Any call of the API (e.g. `POST /api/workspace/{id}/tags`), with the client's
         key, workspace, retries and errors; the envelope's `data`. `{workspace}` in the
-        path is the client's workspace."""
-        return Call(method.upper(), path, data_of, params=params or {}, json=json)
+        path is the client's workspace. Without a workspace_id, an account of several
+        workspaces is called without one (account calls: `POST /api/workspace`)."""
+        return Call(
+            method.upper(), path, data_of, params=params or {}, json=json, workspace="if_known"
+        )
 
 
 def _engine(

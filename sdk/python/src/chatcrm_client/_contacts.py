@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chatcrm_client._describe import (
+    PAGE_SIZE,
     conditional,
     event_pages,
     first,
@@ -123,12 +124,12 @@ class Contacts(Resource[M]):
         )
 
     @listing
-    def activities(self, id: str) -> Pages[Activity]:
+    def activities(self, id: str, *, page_size: int = PAGE_SIZE) -> Pages[Activity]:
         """The contact's activities, oldest first."""
         path = f"{PATH}/{segment(id)}/activities"
-        return token_pages(Activity, path, {}, table="contactActivity")
+        return token_pages(Activity, path, {"pageSize": page_size}, table="contactActivity")
 
     @listing
-    def history(self, id: str) -> Pages[Event]:
+    def history(self, id: str, *, page_size: int = PAGE_SIZE) -> Pages[Event]:
         """The contact's events, oldest first (deleted contacts keep theirs)."""
-        return event_pages(f"{PATH}/{segment(id)}/history", {})
+        return event_pages(f"{PATH}/{segment(id)}/history", {"pageSize": page_size})

@@ -124,4 +124,5 @@ def event_pages(
         Call("GET", path, data_of, params=query, wait=wait if endless else 0.0),
         items=lambda data: [Event(item) for item in data["events"]],
         follow=follow,
+        endless=endless,
     )

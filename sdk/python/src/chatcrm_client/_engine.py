@@ -58,8 +58,9 @@ class Call(Generic[T]):
     """One request and how to read its answer.
 
     `workspace`: where the workspace goes besides the `X-Workspace-Id` header ("query":
-    also as `workspaceId` in the query, where the wire requires it) or "none" (calls
-    about workspaces themselves)."""
+    also as `workspaceId` in the query, where the wire requires it), "none" (calls
+    about workspaces themselves) or "if_known" (`request`: the client's workspace when it
+    has one, else none, and the service says whether the call needs one)."""
 
     method: str
     path: str
@@ -67,7 +68,7 @@ class Call(Generic[T]):
     params: Mapping[str, Any] = field(default_factory=dict)
     json: Any = None
     headers: Mapping[str, str] = field(default_factory=dict)
-    workspace: Literal["header", "query", "none"] = "header"
+    workspace: Literal["header", "query", "none", "if_known"] = "header"
     wait: float = 0.0  # seconds the service may hold the request (long polls): added to timeout
     # False: a success is the body itself (a message's media), given to `parse` as bytes.
     envelope: bool = True
@@ -81,6 +82,8 @@ class Pages(Generic[T]):
     call: Call[Any]
     items: Callable[[Any], Iterable[T]]
     follow: Callable[[Any], Mapping[str, Any] | None]
+    # A stream: a service out of reach (after the retries) is waited for, never the end.
+    endless: bool = False
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,7 @@ class Engine:
         max_retries: int,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
+        self.api_key = checked_key(api_key)
         self.workspace_id = workspace_id
         self.timeout = timeout
         self.max_retries = max_retries
@@ -194,8 +197,19 @@ class Engine:
 
     def pages(self, pages: Pages[T]) -> Plan[None]:
         call = pages.call
+        outage = 0
         while True:
-            data = yield from self.call(call)
+            try:
+                data = yield from self.call(call)
+            except (errors.ConnectionFailed, errors.ServerError, errors.RateLimited):
+                if not pages.endless:
+                    raise
+                # A restart or an outage: the same page is asked again, ever more slowly,
+                # up to BACKOFF_MAX apart; nothing is skipped (the feed has no gaps).
+                yield Sleep(backoff(min(outage, 4)))
+                outage += 1
+                continue
+            outage = 0
             for item in pages.items(data):
                 yield Emit(item)
             follow = pages.follow(data)
@@ -209,17 +223,27 @@ class Engine:
         if call.workspace == "none":
             return None
         if self.workspace_id is None:
-            # An error answer of the look-up is raised as it is (a wrong key: Unauthorized):
-            # the workspace is not the caller's to choose then, the request is refused.
-            lookup = Call("GET", "/api/workspace", data_of, workspace="none")
-            listed = yield from self.call(lookup)
-            found = [w["id"] for w in listed["data"]]
-            if len(found) != 1:
+            if call.workspace == "if_known":
+                found = yield from self._only_workspace()
+                return found
+            found = yield from self._only_workspace()
+            if found is None:
                 raise errors.WorkspaceNotChosen(
-                    f"no workspace_id given and the account has {len(found)} workspaces: "
-                    "pass workspace_id= to the client"
+                    "no workspace_id given and the account has more than one workspace, or "
+                    "none: pass workspace_id= to the client"
                 )
-            self.workspace_id = found[0]
+        return self.workspace_id
+
+    def _only_workspace(self) -> Plan[str | None]:
+        """The account's one workspace, kept as the client's; None when it has several."""
+        # An error answer of the look-up is raised as it is (a wrong key: Unauthorized):
+        # the workspace is not the caller's to choose then, the request is refused.
+        lookup = Call("GET", "/api/workspace", data_of, workspace="none")
+        listed = yield from self.call(lookup)
+        found = [w["id"] for w in listed["data"]]
+        if len(found) != 1:
+            return None
+        self.workspace_id = found[0]
         return self.workspace_id
 
     def _request(self, call: Call[Any], workspace: str | None) -> httpx.Request:
@@ -266,8 +290,10 @@ class Engine:
             reply = yield Send(request)
             if isinstance(reply, httpx.TransportError):
                 if attempt >= self.max_retries or not _retryable(reply):
+                    # httpx's text may quote a header: never the key's.
+                    text = str(reply).replace(self.api_key, "…")
                     raise errors.ConnectionFailed(
-                        f"{request.method} {request.url.path}: {type(reply).__name__}: {reply}"
+                        f"{request.method} {request.url.path}: {type(reply).__name__}: {text}"
                     ) from reply
                 delay = backoff(attempt)
             else:
@@ -278,6 +304,18 @@ class Engine:
                 delay = backoff(attempt) if told is None else told
             attempt += 1
             yield Sleep(delay)
+
+
+def checked_key(api_key: str) -> str:
+    """The key as a header can carry it: surrounding blanks (the line end of a key read from
+    a file) dropped; anything else not printable ASCII refused here, without showing it,
+    rather than by the HTTP library, whose error would quote the header."""
+    key = api_key.strip() if isinstance(api_key, str) else ""
+    if not key or not key.isascii() or not key.isprintable() or " " in key:
+        raise ValueError(
+            "api_key must be a chatcrm API key: printable ASCII without spaces (ccrm_…)"
+        )
+    return key
 
 
 def _retryable(exc: httpx.TransportError) -> bool:

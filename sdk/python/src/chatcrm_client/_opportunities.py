@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from chatcrm_client._describe import (
+    PAGE_SIZE,
     conditional,
     event_pages,
     first,
@@ -92,6 +93,6 @@ class Opportunities(Resource[M]):
         return Call("GET", f"{PATH}/{segment(id)}/agent/activities", _activities)
 
     @listing
-    def history(self, id: str) -> Pages[Event]:
+    def history(self, id: str, *, page_size: int = PAGE_SIZE) -> Pages[Event]:
         """The opportunity's events, oldest first (deleted ones keep theirs)."""
-        return event_pages(f"{PATH}/{segment(id)}/history", {})
+        return event_pages(f"{PATH}/{segment(id)}/history", {"pageSize": page_size})

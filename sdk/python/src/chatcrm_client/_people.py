@@ -6,7 +6,7 @@ account with several workspaces needs no `workspace_id` for them."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from chatcrm_client._describe import given, nothing, segment, token_pages, update_body
@@ -24,7 +24,8 @@ class Invitation:
     """An invited user and the single-use link (7 days) that sets its password."""
 
     user: User
-    invite_url: str
+    # Not in repr: a logged Invitation would hand out the link that sets the password.
+    invite_url: str = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,8 @@ class NewKey:
     """A created key and its secret, which the service shows this once."""
 
     key: ApiKey
-    api_key: str
+    # Not in repr: a logged NewKey would hand out the secret.
+    api_key: str = field(repr=False)
 
 
 def _ids(values: Iterable[str] | None) -> list[str] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from chatcrm_client._describe import nothing, one, segment, token_pages, update_body
+from chatcrm_client._describe import PAGE_SIZE, nothing, one, segment, token_pages, update_body
 from chatcrm_client._engine import Answer, Call, Pages
 from chatcrm_client._names import to_wire
 from chatcrm_client._operations import M, Resource, listing, operation
@@ -59,9 +59,13 @@ class Webhooks(Resource[M]):
         return Call("POST", path, lambda answer: str(answer.data["eventId"]), json={})
 
     @listing
-    def deliveries(self, id: str, status: str | None = None) -> Pages[Delivery]:
+    def deliveries(
+        self, id: str, status: str | None = None, *, page_size: int = PAGE_SIZE
+    ) -> Pages[Delivery]:
         """The endpoint's deliveries, newest first (`status`: pending, succeeded, failed)."""
-        params = {} if status is None else {"status": status}
+        params: dict[str, Any] = {"pageSize": page_size}
+        if status is not None:
+            params["status"] = status
         return token_pages(Delivery, f"{PATH}/{segment(id)}/deliveries", params)
 
     @operation
