@@ -13,6 +13,7 @@ from chatcrm.provisioning import NewAccount
 from chatcrm_client import (
     ApiKey,
     AuditEntry,
+    BadRequest,
     Conflict,
     Forbidden,
     Invitation,
@@ -156,3 +157,16 @@ def test_a_new_key_and_an_invitation_keep_their_secrets_out_of_repr(
     invited = client.users.invite(email("logged"), "Logged", "viewer", [account.workspace_id])
     assert made.api_key not in repr(made) and made.key.id in repr(made)
     assert invited.invite_url not in repr(invited) and invited.user.id in repr(invited)
+
+
+def test_an_invited_user_accepts_with_the_token_of_its_link(
+    client: Any, account: NewAccount
+) -> None:
+    """J.1's Accept: the token of the link, a password, and the user is active."""
+    invited = client.users.invite(email("accepts"), "Accepts", "agent", [account.workspace_id])
+    token = invited.invite_url.rsplit("/", 1)[1]
+    user = client.users.accept(token, "a long enough password 1", name="Accepted")
+    assert (user.id, user.status, user.name) == (invited.user.id, "active", "Accepted")
+    with pytest.raises(BadRequest) as used:
+        client.users.accept(token, "a long enough password 2")
+    assert used.value.error_code == "INVALID_TOKEN"

@@ -174,3 +174,16 @@ def test_a_stream_waits_out_an_outage_and_goes_on_where_it_was(
     scripted.script(down)
     with pytest.raises(ServerError):
         list(make(make_client, scripted, max_retries=0).events.list(after="e1"))
+
+
+def test_a_success_of_another_shape_is_an_api_error(
+    make_client: Any, scripted: ScriptedServer
+) -> None:
+    """A 200 that is not the envelope the call expects (a wrong base_url, a proxy) raises
+    ApiError like every other failure, not a TypeError from deep inside."""
+    client = make(make_client, scripted, max_retries=0)
+    for answer in (Answer(200, data=None), Answer(200, raw=b"[1, 2]"), Answer(200, data=[])):
+        scripted.script(answer)
+        with pytest.raises(ApiError) as raised:
+            client.contacts.create(name="Ana")
+        assert raised.value.status == 200

@@ -193,7 +193,16 @@ class Engine:
                 "the answer is not JSON",
                 request_id=response.headers.get("x-request-id"),
             ) from exc
-        return call.parse(Answer(envelope.get("data"), response.headers))
+        try:
+            return call.parse(Answer(envelope.get("data"), response.headers))
+        except (AttributeError, KeyError, TypeError, IndexError) as exc:
+            # A success of another shape (a proxy's, a wrong base_url): an ApiError too.
+            raise errors.ApiError(
+                response.status_code,
+                None,
+                "the answer is not the envelope this call expects",
+                request_id=response.headers.get("x-request-id"),
+            ) from exc
 
     def pages(self, pages: Pages[T]) -> Plan[None]:
         call = pages.call

@@ -111,6 +111,14 @@ class Users(Resource[M]):
         return Call("POST", path, lambda a: str(a.data["resetUrl"]), json={}, workspace="none")
 
     @operation
+    def accept(self, token: str, password: str, *, name: str | None = None) -> Call[User]:
+        """Set the password of an invited user (or a reset one) with the token of its link
+        (`…/console/#invite/<token>`): the user, now `active`. The service also starts a
+        console session, which a client of keys does not keep."""
+        body = given(token=token, password=password, name=name)
+        return Call("POST", "/api/invitation/accept", _user, json=body, workspace="none")
+
+    @operation
     def end_sessions(self, id: str) -> Call[None]:
         """Sign the user out everywhere."""
         path = f"{USERS}/{segment(id)}/sessions"
