@@ -4,14 +4,13 @@ and resolves to 127.0.0.1 when the client connects (DNS rebinding) reaches nothi
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 
-import aiohttp
 import pytest
 
 from chatcrm.channels import graph
 from tests.conversations.fake_graph import TOKEN, FakeGraph
+from tests.rebinding import resolve_to_loopback
 
 
 @pytest.fixture
@@ -25,23 +24,12 @@ def fake() -> Iterator[FakeGraph]:
 def lookups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The check before each call sees a public address; the client's own lookup, made
     when it connects, answers 127.0.0.1."""
-    asked: list[str] = []
 
     async def passes(url: str, *, allow_private: bool) -> None:
         return None
 
-    async def rebound(
-        self: aiohttp.ThreadedResolver, host: str, port: int = 0, family: int = socket.AF_INET
-    ) -> list[dict[str, object]]:
-        asked.append(host)
-        return [
-            {"hostname": host, "host": "127.0.0.1", "port": port, "family": socket.AF_INET,
-             "proto": 0, "flags": socket.AI_NUMERICHOST}
-        ]  # fmt: skip
-
     monkeypatch.setattr(graph, "check_at_send", passes)
-    monkeypatch.setattr(aiohttp.ThreadedResolver, "resolve", rebound)
-    return asked
+    return resolve_to_loopback(monkeypatch)
 
 
 def _access(fake: FakeGraph) -> graph.Access:

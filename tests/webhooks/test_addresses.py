@@ -25,6 +25,7 @@ from chatcrm.webhooks.addresses import (
     refused_reason,
 )
 from chatcrm.webhooks.sender import new_client
+from tests.rebinding import resolve_to_loopback
 from tests.webhooks.receiver import Receiver
 
 REFUSED_V4 = {
@@ -259,18 +260,7 @@ async def test_the_connection_goes_only_to_addresses_that_pass_the_rules(
     127.0.0.1 when the HTTP client connects is refused then too, and nothing is sent. The
     client's resolver judges the very addresses it connects to."""
     receiver = Receiver()
-    lookups: list[str] = []
-
-    async def rebound(
-        self: aiohttp.ThreadedResolver, host: str, port: int = 0, family: int = socket.AF_INET
-    ) -> list[dict[str, object]]:
-        lookups.append(host)
-        return [
-            {"hostname": host, "host": "127.0.0.1", "port": port, "family": socket.AF_INET,
-             "proto": 0, "flags": socket.AI_NUMERICHOST}
-        ]  # fmt: skip
-
-    monkeypatch.setattr(aiohttp.ThreadedResolver, "resolve", rebound)
+    lookups = resolve_to_loopback(monkeypatch)
     url = f"http://rebind.example:{receiver.port}/hook"
     try:
         client = new_client(max_connections=4)

@@ -187,22 +187,12 @@ class Engine:
         try:
             envelope = loads(response.content)
         except ValueError as exc:
-            raise errors.ApiError(
-                response.status_code,
-                None,
-                "the answer is not JSON",
-                request_id=response.headers.get("x-request-id"),
-            ) from exc
+            raise _unreadable(response, "the answer is not JSON") from exc
         try:
             return call.parse(Answer(envelope.get("data"), response.headers))
         except (AttributeError, KeyError, TypeError, IndexError) as exc:
             # A success of another shape (a proxy's, a wrong base_url): an ApiError too.
-            raise errors.ApiError(
-                response.status_code,
-                None,
-                "the answer is not the envelope this call expects",
-                request_id=response.headers.get("x-request-id"),
-            ) from exc
+            raise _unreadable(response, "the answer is not the envelope this call expects") from exc
 
     def pages(self, pages: Pages[T]) -> Plan[None]:
         call = pages.call
@@ -313,6 +303,13 @@ class Engine:
                 delay = backoff(attempt) if told is None else told
             attempt += 1
             yield Sleep(delay)
+
+
+def _unreadable(response: httpx.Response, why: str) -> errors.ApiError:
+    """A success the call cannot read."""
+    return errors.ApiError(
+        response.status_code, None, why, request_id=response.headers.get("x-request-id")
+    )
 
 
 def checked_key(api_key: str) -> str:
