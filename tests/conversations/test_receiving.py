@@ -281,6 +281,26 @@ def test_a_failed_status_keeps_its_error(conv: Conversation) -> None:
     ]
 
 
+def test_a_retry_is_not_moved_by_statuses_of_the_failed_attempt(conv: Conversation) -> None:
+    """Meta delivers statuses at least once and in any order: one for the failed attempt's
+    wamid that arrives after the retry must not fail it again, nor mark it sent."""
+    contact, wa = _sent_message(conv)
+    failed = [status(wa, "failed", errors=[{"code": 131026, "title": "Undeliverable"}])]
+    conv.deliver(delivery(conv.phone_number_id, statuses=failed))
+    message = conv.messages(contact["id"])["messages"][-1]
+    retried = ok_data(conv.api.post(f"/api/message/{message['id']}/retry"))["message"]
+    assert retried["status"] == "queued" and retried["externalId"] is None
+    updates = ok_data(conv.api.get("/api/events", params={"recordId": message["id"]}))["events"]
+    assert updates[-1]["changed"] == ["status", "error", "externalId", "statusAt"]
+    for late in (failed, [status(wa, "sent")], [status(wa, "read")]):
+        answer = conv.deliver(delivery(conv.phone_number_id, statuses=late))
+        assert ok_data(answer)["statuses"] == 0
+    assert conv.messages(contact["id"])["messages"][-1]["status"] == "queued"
+    conv.send_all()
+    sent = conv.messages(contact["id"])["messages"][-1]
+    assert sent["status"] == "sent" and sent["externalId"] not in (None, wa)
+
+
 def test_a_hundred_messages_in_one_delivery(conv: Conversation) -> None:
     messages = [text_message(new_sender_number(), f"m{i}") for i in range(100)]
     assert (

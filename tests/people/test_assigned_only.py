@@ -135,6 +135,31 @@ def test_a_record_it_cannot_see_is_answered_as_an_unknown_one(
     assert agent.request("GET", f"/api/contact/{c['mine']['id']}", headers=ws).status_code == 200
 
 
+def test_naming_a_contact_it_cannot_see_is_naming_an_unknown_one(
+    owner_api: Api, world: dict[str, Any]
+) -> None:
+    """An opportunity's `contactId` of a hidden contact: the same 422 as an unknown id,
+    or creating and re-linking opportunities would tell which ids exist."""
+    agent: Browser = world["agent"]
+    ws = {"x-workspace-id": owner_api.ws}
+    answers = []
+    for contact_id in (world["contacts"]["other"]["id"], UNKNOWN):
+        body = {"name": "Probe", "amount": 1, "contactId": contact_id}
+        created = agent.request("POST", "/api/opportunity", json=body, headers=ws)
+        relinked = agent.request(
+            "PUT",
+            "/api/opportunity",
+            params={"id": world["opportunities"]["via free"]["id"]},
+            json={"paramToUpdate": "contactId", "contactId": contact_id},
+            headers=ws,
+        )
+        answers.append([(r.status_code, r.json()["data"]) for r in (created, relinked)])
+    assert answers[0] == answers[1]
+    assert answers[0][0][0] == 422 and answers[0][1][0] == 422
+    # The owner, who sees it, may name it.
+    owner_api.create_opportunity(contactId=world["contacts"]["other"]["id"])
+
+
 def test_the_feed_leaves_out_the_events_of_records_it_cannot_see(
     owner_api: Api, world: dict[str, Any]
 ) -> None:

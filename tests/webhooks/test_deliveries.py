@@ -254,6 +254,17 @@ def test_replay_one_event_queues_it_again_even_when_it_succeeded(
     assert newest["eventType"] == "contact.created" and newest["status"] == "pending"
 
 
+def test_a_test_event_is_replayed_only_to_its_own_endpoint(api: Api) -> None:
+    """D.1: `webhook.test` is sent to that endpoint only, replays included."""
+    tested = hooks.create(api)
+    other = hooks.create(api)
+    event_id = hooks.queue_test(api, tested["id"])
+    refused = api.post(f"/api/webhook/{other['id']}/replay", json={"eventId": event_id})
+    assert error_fields(error(refused, 422, "VALIDATION_ERROR")) == ["eventId"]
+    assert event_id not in event_ids(page(api, other["id"]))
+    assert replay(api, tested["id"], {"eventId": event_id}) == 1
+
+
 def test_replay_since_queues_the_feed_events_the_endpoint_takes(
     api: Api, database_url: str
 ) -> None:

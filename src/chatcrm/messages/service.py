@@ -248,16 +248,17 @@ async def retry(
     now = utcnow()
     extra: dict[str, Any] = {"error": None, "next_attempt_at": now, "attempt_started_at": None}
     extra["attempts"] = 0
+    changed = ["status", "statusAt", "error"]
+    if row["external_id"] is not None:
+        # The channel's id was the failed attempt's: a late or repeated status Meta sends
+        # for it (at least once, in any order) must not move the retry, which gets an id
+        # of its own when it is sent again.
+        extra["external_id"] = None
+        changed.append("externalId")
     if sending_channel is not None:  # the workspace's sending channel now, if it has one
         extra["channel_id"] = sending_channel["id"]
     return await change_status(
-        conn,
-        row,
-        status=QUEUED,
-        at=now,
-        now=now,
-        extra=extra,
-        changed=["status", "statusAt", "error"],
+        conn, row, status=QUEUED, at=now, now=now, extra=extra, changed=changed
     )
 
 

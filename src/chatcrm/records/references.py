@@ -18,6 +18,7 @@ from chatcrm.core.ids import is_id
 from chatcrm.db.database import Connection
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import agents, segmentations, stages, tags
+from chatcrm.records import visibility
 
 _WS: BindParameter[str] = bindparam("_ws")
 _ID: BindParameter[str] = bindparam("_id")
@@ -82,8 +83,10 @@ class References:
         elif target == "tag":
             await self.tags(key, value)
         elif target in self.records:
-            if not await live_record_exists(
-                self.conn, self.records[target], self.workspace_id, value
+            table = self.records[target]
+            if not (
+                await live_record_exists(self.conn, table, self.workspace_id, value)
+                and await visibility.sees_contact(self.conn, table, self.workspace_id, value)
             ):
                 self.errors.append(FieldError(key, not_in_workspace(target, stage_kind="")))
         else:

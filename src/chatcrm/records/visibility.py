@@ -128,3 +128,26 @@ async def check(conn: Connection, kind: RecordKind, workspace_id: str, record_id
     )
     if found is None:
         raise kind.not_found(record_id)
+
+
+@cache
+def _linked_contact_statement(table: Any, dialect: str) -> Select[Any]:
+    c = table.c
+    return select(c.id).where(
+        c.workspace_id == bindparam("_ws"),
+        c.id == bindparam("_id"),
+        _contact_visible(table, dialect),
+    )
+
+
+async def sees_contact(conn: Connection, table: Any, workspace_id: str, contact_id: str) -> bool:
+    """Whether the request may name this contact (an opportunity's `contactId`): one it
+    cannot see is answered as an unknown id there too, or naming it would tell."""
+    r = _current.get()
+    if r is None or r.workspace_id != workspace_id:
+        return True
+    found = await conn.fetchrow(
+        _linked_contact_statement(table, conn.dialect),
+        {"_ws": workspace_id, "_id": contact_id, **params(conn.dialect)},
+    )
+    return found is not None

@@ -17,7 +17,7 @@ from functools import cache
 from typing import Any
 
 import orjson
-from sqlalchemy import Select, String, bindparam, literal, null, select
+from sqlalchemy import Select, String, bindparam, exists, literal, null, or_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -166,6 +166,11 @@ async def queue_test(conn: Connection, *, workspace_id: str, webhook_id: str) ->
     return event_id
 
 
+_TEST_EVENT = select(_e.id).where(
+    _e.workspace_id == bindparam("_ws"), _e.id == bindparam("_id"), _e.type == WEBHOOK_TEST
+)
+
+
 @cache
 def _requeue(dialect: str, since: bool) -> Any:
     """INSERT … SELECT of the events to queue, each as a new pending delivery or, when the
@@ -190,7 +195,18 @@ def _requeue(dialect: str, since: bool) -> Any:
             in_id_list(_e.type, "_types", dialect),
         )
     else:
-        source = source.where(_e.id == bindparam("_event"))
+        # Any event of the workspace, but a `webhook.test` event only to the endpoint it
+        # was made for (D.1: "sent to that endpoint only"), which holds its delivery.
+        own_test = exists(
+            select(_d.event_id).where(
+                _d.workspace_id == _e.workspace_id,
+                _d.webhook_id == bindparam("_webhook", type_=String()),
+                _d.event_id == _e.id,
+            )
+        )
+        source = source.where(
+            _e.id == bindparam("_event"), or_(_e.type != literal(WEBHOOK_TEST), own_test)
+        )
     columns = [
         "workspace_id",
         "webhook_id",
@@ -242,7 +258,15 @@ async def replay(
     if event_id is not None:
         rows = await conn.fetch(_requeue(conn.dialect, False), {**params, "_event": event_id})
         if not rows:
-            raise ValidationFailed([FieldError("eventId", "is not an event of this workspace")])
+            test_of_another = await conn.fetchrow(
+                _TEST_EVENT, {"_ws": workspace_id, "_id": event_id}
+            )
+            reason = (
+                "is a webhook.test event of another webhook"
+                if test_of_another is not None
+                else "is not an event of this workspace"
+            )
+            raise ValidationFailed([FieldError("eventId", reason)])
         return len(rows)
     wanted = [t for t in RECORD_TYPES if matches(patterns, t)]
     params.update(_since=since, _types=id_list(wanted, conn.dialect))
