@@ -346,3 +346,38 @@ def test_profile_sessions_with_their_times_and_refusals_shown(
     assert kept.get("/api/session").status_code == 401
     visit.failed.clear()  # the 404 was the point
     assert visit.settle() == []
+
+
+def test_a_reset_link_of_a_two_factor_person_asks_for_the_code(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """J.1/J.3: a reset link is not a second factor; the page asks for the code when the
+    API says it is needed, and the link works once it is given."""
+    account = new_account(database_url)
+    invited = _invite(server, account, "agent")
+    token = invited["inviteUrl"].rsplit("/", 1)[1]
+    with httpx.Client(base_url=server, timeout=30) as person:
+        started = person.post(
+            "/api/invitation/accept", json={"token": token, "password": PASSWORD}
+        ).json()["data"]
+        csrf = {"x-csrf-token": started["csrfToken"]}
+        secret = person.post("/api/me/2fa", headers=csrf).json()["data"]["secret"]
+        enabled = person.post(
+            "/api/me/2fa/enable", headers=csrf, json={"code": pyotp.TOTP(secret).now()}
+        )
+        recovery = enabled.json()["data"]["recoveryCodes"]
+    reset = api(server, account, "POST", f"/api/user/{invited['id']}/reset-link")
+    visit.goto("/console" + _fragment(reset["resetUrl"]))
+    page = visit.page
+    expect(page.get_by_role("heading", name="Set password")).to_be_visible()
+    expect(page.get_by_label("Code")).to_be_hidden()
+    page.get_by_label("Password").fill("another long password")
+    page.get_by_role("button", name="Set password").click()
+    expect(page.get_by_label("Code")).to_be_visible()
+    expect(page.get_by_role("alert")).to_be_visible()
+    visit.failed.clear()  # the 401 was the point
+    page.get_by_label("Code").fill(recovery[0])
+    page.get_by_role("button", name="Set password").click()
+    page.get_by_role("button", name="Test workspace").click()
+    expect(page.get_by_role("link", name="Profile")).to_be_visible()
+    assert visit.settle() == []

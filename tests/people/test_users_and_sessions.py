@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from chatcrm.app import create_app
+from chatcrm.auth import scopes
 from chatcrm.config import Settings
 from tests.client import Api, error, ok_data, unique_email
 from tests.people.conftest import PASSWORD, Browser, invite, person, token_of
@@ -220,7 +221,12 @@ def test_a_key_limited_to_workspaces_manages_only_users_inside_them(owner_api: A
     limited = ok_data(
         owner_api.post(
             "/api/key",
-            json={"name": "ws1", "scopes": ["users:manage"], "workspaceIds": [owner_api.ws]},
+            json={
+                "name": "ws1",
+                # What an agent holds (J.5: it makes no user who holds more), and users.
+                "scopes": ["users:manage", *sorted(scopes.ROLES["agent"])],
+                "workspaceIds": [owner_api.ws],
+            },
             workspace=None,
         )
     )["apiKey"]

@@ -28,7 +28,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from chatcrm.api.body import parse_json
 from chatcrm.api.errors import render
 from chatcrm.api.state import STATE_CONNECTION, STATE_PRINCIPAL
-from chatcrm.auth.service import Principal
+from chatcrm.auth import scopes
+from chatcrm.auth.service import USER, Principal, check_workspace
 from chatcrm.core import messages as m
 from chatcrm.core.errors import BadRequest, Conflict, ServiceError
 from chatcrm.core.timestamps import utcnow
@@ -67,11 +68,12 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def request_hash(body: bytes, workspace: str | None) -> str:
-    """The request as far as the key covers it: the body as parsed JSON, and the workspace
+def request_hash(body: bytes, workspace: str | None, caller: str = "") -> str:
+    """The request as far as the key covers it: the body as parsed JSON, the workspace
     it is for (the same body sent to another workspace is another request, not a retry):
     the header's, else the body's `workspaceId`, so that naming the same workspace one way
-    or both ways is the same request."""
+    or both ways is the same request; and, for a person, who (`caller`: a user's answer
+    is replayed to that user only, whose role and assigned-only view made it)."""
     try:
         parsed = parse_json(body)
         canonical = orjson.dumps(_canonical(parsed), option=orjson.OPT_SORT_KEYS)
@@ -79,7 +81,7 @@ def request_hash(body: bytes, workspace: str | None) -> str:
         parsed, canonical = None, b"raw:" + body
     if not workspace and isinstance(parsed, dict) and isinstance(parsed.get("workspaceId"), str):
         workspace = parsed["workspaceId"]
-    return hashlib.sha256(f"{workspace or ''}\n".encode() + canonical).hexdigest()
+    return hashlib.sha256(f"{caller}\n{workspace or ''}\n".encode() + canonical).hexdigest()
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -89,9 +91,30 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def _storable(status: int) -> bool:
-    # Retryable answers are not stored: the client is meant to try again.
-    return status < 500 and status != 429
+def _storable(status: int, headers: list[tuple[bytes, bytes]]) -> bool:
+    # Retryable answers are not stored: the client is meant to try again. Nor is an
+    # answer that holds a secret (marked `Cache-Control: no-store`: a new key, a link, a
+    # two-factor secret): shown once, it is never written down in clear; a retry of such
+    # a request does it again.
+    if status >= 500 or status == 429:
+        return False
+    return not any(k.lower() == b"cache-control" and b"no-store" in v for k, v in headers)
+
+
+async def _allowed(scope: Scope, principal: Principal, conn: Connection) -> bool:
+    """Whether the caller passes the route's own first checks (its scope, the workspace
+    its header names): a replay must never show an answer to a caller the route would
+    refuse (a demoted user, a key limited to other workspaces)."""
+    required = getattr(scope.get("route"), "requirement", None)
+    if required is not None and not scopes.allows(principal.scopes, required):
+        return False
+    workspace = _header(scope, b"x-workspace-id")
+    if workspace:
+        try:
+            await check_workspace(conn, scope["app"].state.auth_cache, principal, workspace)
+        except ServiceError:
+            return False
+    return True
 
 
 _t = idempotency_keys.c
@@ -108,6 +131,7 @@ _CLAIM = {
 }
 _STORED = select(_t.request_hash, _t.status_code, _t.response_body, _t.response_headers).where(*_PK)
 _STORE = update(idempotency_keys).where(*_PK)
+_FORGET = delete(idempotency_keys).where(*_PK)
 
 
 _PURGE = delete(idempotency_keys).where(_t.expires_at < bindparam("_now"))
@@ -169,6 +193,10 @@ class IdempotencyMiddleware:
         if key is None or principal is None or len(scope["path"]) > _MAX_PATH:
             await self.app(scope, receive, send)
             return
+        conn: Connection = scope["state"][STATE_CONNECTION]
+        if not await _allowed(scope, principal, conn):  # the route refuses it, as always
+            await self.app(scope, receive, send)
+            return
         if not _KEY_RE.fullmatch(key):
             await render(
                 BadRequest.field(
@@ -189,14 +217,19 @@ class IdempotencyMiddleware:
             "method": "POST",
             "path": scope["path"],
             "key": key,
-            "request_hash": request_hash(body, _header(scope, b"x-workspace-id")),
+            "request_hash": request_hash(
+                body,
+                _header(scope, b"x-workspace-id"),
+                # Keys of the account share their answers (a key rotated between two
+                # retries still gets its answer; _allowed checked this one's reach).
+                principal.key_id if principal.kind == USER else "",
+            ),
             "status_code": 0,
             "response_body": "",
             "response_headers": "{}",
             "created_at": now,
             "expires_at": now + TTL,
         }
-        conn: Connection = scope["state"][STATE_CONNECTION]
         captured: list[Message] = []
 
         async def capture(message: Message) -> None:
@@ -218,7 +251,9 @@ class IdempotencyMiddleware:
                     raise _Undo
         except _Undo:
             pass
-        if _storable(status):
+        if not _storable(status, captured[0].get("headers", []) if captured else []):
+            await conn.execute(_FORGET, _pk(values))  # as if never claimed
+        else:
             await conn.execute(
                 _STORE,
                 {

@@ -28,8 +28,10 @@ _GET_KEY = select(
     api_keys.c.expires_at,
     api_keys.c.created_by,
 ).where(api_keys.c.id == _ID)
-_CREATOR_KEY = select(api_keys.c.created_by).where(api_keys.c.id == _ID)
-_USER_ROLE = select(users.c.role).where(users.c.id == _ID)
+_CREATOR_KEY = select(api_keys.c.created_by, api_keys.c.scopes, api_keys.c.workspace_ids).where(
+    api_keys.c.id == _ID
+)
+_USER = select(users.c.role, users.c.status, users.c.workspace_ids).where(users.c.id == _ID)
 _REVOKE = (
     update(api_keys)
     .where(api_keys.c.id == _ID, api_keys.c.revoked_at.is_(None))
@@ -114,15 +116,14 @@ async def get_key(conn: Connection, key_id: str) -> Row | None:
     return await conn.fetchrow(_GET_KEY, {"_id": key_id})
 
 
-async def user_role(conn: Connection, user_id: str) -> str | None:
-    role = await conn.fetchval(_USER_ROLE, {"_id": user_id})
-    return None if role is None else str(role)
+async def user(conn: Connection, user_id: str) -> Row | None:
+    """A user's role, status and workspaces (the limits of the keys it made)."""
+    return await conn.fetchrow(_USER, {"_id": user_id})
 
 
-async def key_creator(conn: Connection, key_id: str) -> tuple[bool, str | None]:
-    """(whether the key exists, who created it: None for an account key)."""
-    row = await conn.fetchrow(_CREATOR_KEY, {"_id": key_id})
-    return (False, None) if row is None else (True, row["created_by"])
+async def key_creator(conn: Connection, key_id: str) -> Row | None:
+    """A key's creator (None for an account key), scopes and workspaces; None: no key."""
+    return await conn.fetchrow(_CREATOR_KEY, {"_id": key_id})
 
 
 async def revoke_key(conn: Connection, key_id: str, now: datetime) -> bool:

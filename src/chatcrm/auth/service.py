@@ -52,6 +52,7 @@ class _CachedKey:
     workspace_ids: frozenset[str] | None
     expires_at: datetime | None
     role: str
+    active: bool
 
 
 class AuthCache:
@@ -160,24 +161,32 @@ async def authenticate(conn: Connection, cache: AuthCache, authorization: str | 
         row = await repo.get_key(conn, key_id)
         if row is None or row["revoked_at"] is not None:
             raise Unauthorized("The API key is not valid or has been revoked.")
-        granted = row["scopes"]
         limited = row["workspace_ids"]
+        limits = await key_limits(
+            conn,
+            row["created_by"],
+            _granted(row["scopes"]),
+            None if limited is None else frozenset(orjson.loads(limited)),
+        )
         cached = _CachedKey(
             account_id=row["account_id"],
             secret_hash=row["secret_hash"],
             rate_limit=row["rate_limit"],
             fetched=time.monotonic(),
             name=row["name"] or "",
-            scopes=_granted(granted),
-            workspace_ids=None if limited is None else frozenset(orjson.loads(limited)),
+            scopes=limits.scopes,
+            workspace_ids=limits.workspace_ids,
             expires_at=row["expires_at"],
-            role=await key_role(conn, row["created_by"]),
+            role=limits.role,
+            active=limits.active,
         )
         cache.put_key(key_id, cached, generation=generation)
     if not keys.secret_matches(secret, cached.secret_hash):
         raise Unauthorized("The API key is not valid or has been revoked.")
     if cached.expires_at is not None and cached.expires_at <= utcnow():
         raise Unauthorized("The API key has expired.")
+    if not cached.active:
+        raise Unauthorized("The API key's user has been removed or disabled.")
     cache.used(key_id)
     return Principal(
         key_id=key_id,
@@ -194,22 +203,68 @@ async def authenticate(conn: Connection, cache: AuthCache, authorization: str | 
 _MAX_KEY_CHAIN = 16
 
 
-async def key_role(conn: Connection, created_by: str | None) -> str:
-    """The role whose limits a key keeps (J.2, J.5: never more than its creator holds).
-    An account key (made by the command line, no creator) is an owner's; a key made by a
-    user is an owner's only while that user is an owner, else an admin's (the one limit
-    between them: an admin cannot make, change or remove an owner); a key made by a key,
-    that key's."""
+@dataclass(frozen=True, slots=True)
+class KeyLimits:
+    """What a key may do as its creators stand now (J.5: never more than its creator
+    holds, also after the creator was demoted, limited or removed)."""
+
+    role: str
+    scopes: frozenset[str]
+    workspace_ids: frozenset[str] | None
+    active: bool = True  # False: a user behind it is disabled (removed): the key is refused
+
+
+def _narrowed(
+    limits: KeyLimits, scopes: frozenset[str], workspaces: frozenset[str] | None
+) -> KeyLimits:
+    within = workspaces if limits.workspace_ids is None else limits.workspace_ids
+    if workspaces is not None and limits.workspace_ids is not None:
+        within = limits.workspace_ids & workspaces
+    return KeyLimits(limits.role, limits.scopes & scopes, within, limits.active)
+
+
+async def key_limits(
+    conn: Connection,
+    created_by: str | None,
+    scopes: frozenset[str],
+    workspaces: frozenset[str] | None,
+) -> KeyLimits:
+    """A key's own scopes and workspaces, narrowed by every creator up its chain: a key
+    made by a key keeps within that key's; a key made by a user within the user's role and
+    workspaces of now, and is refused once the user is disabled. An account key (no
+    creator) is an owner's; a user's key is an owner's only while the user is one, else an
+    admin's (the one limit between them: an admin cannot make, change or remove an
+    owner)."""
+    limits = KeyLimits(scopes_.OWNER, scopes, workspaces)
     for _ in range(_MAX_KEY_CHAIN):
         if created_by is None:
-            return scopes_.OWNER
-        role = await repo.user_role(conn, created_by)
-        if role is not None:
-            return scopes_.OWNER if role == scopes_.OWNER else scopes_.ADMIN
-        found, created_by = await repo.key_creator(conn, created_by)
-        if not found:
+            return limits
+        user = await repo.user(conn, created_by)
+        if user is not None:
+            role = str(user["role"])
+            own = None if role in (scopes_.OWNER, scopes_.ADMIN) else user["workspace_ids"]
+            limits = _narrowed(
+                limits,
+                scopes_.ROLES[role],
+                None if own is None else frozenset(orjson.loads(own)),
+            )
+            return KeyLimits(
+                scopes_.OWNER if role == scopes_.OWNER else scopes_.ADMIN,
+                limits.scopes,
+                limits.workspace_ids,
+                active=user["status"] == "active",
+            )
+        key = await repo.key_creator(conn, created_by)
+        if key is None:
             break  # neither a user nor a key: no owner stands behind it
-    return scopes_.ADMIN
+        limited = key["workspace_ids"]
+        limits = _narrowed(
+            limits,
+            _granted(key["scopes"]),
+            None if limited is None else frozenset(orjson.loads(limited)),
+        )
+        created_by = key["created_by"]
+    return KeyLimits(scopes_.ADMIN, limits.scopes, limits.workspace_ids, limits.active)
 
 
 async def key_changed(conn: Connection, key_id: str) -> None:

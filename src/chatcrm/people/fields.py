@@ -74,6 +74,9 @@ ACCEPT = FieldTable("accept", [
     Field("token", SECRET_TEXT, None, REQUIRED),
     Field("password", SECRET_TEXT, None, REQUIRED),
     Field("name", NAME, None, OPTIONAL),
+    Field("code", SECRET_TEXT, None, OPTIONAL,
+          description="With a reset link of a two-factor user: its authenticator's code or a "
+          "recovery code, as at sign-in."),
 ])
 PASSWORD_CHANGE = FieldTable("passwordChange", [
     Field("currentPassword", SECRET_TEXT, None, REQUIRED),

@@ -22,6 +22,7 @@ from chatcrm.people.fields import (
 )
 from chatcrm.people.wire import (
     KEY_RECORD,
+    NO_STORE,
     NSTR,
     STR,
     list_of,
@@ -50,7 +51,7 @@ async def create_key(call: Call) -> Response:
     key_id, raw = await keys.create(call.conn, call.principal, body)
     await audit.note(call, "key.created", key_id)
     data = {"id": key_id, "key": await keys.record(call.conn, key_id), "apiKey": raw}
-    return ok(m.KEY_CREATED, data, headers={"cache-control": "no-store"})
+    return ok(m.KEY_CREATED, data, headers=NO_STORE)
 
 
 @routes.operation(

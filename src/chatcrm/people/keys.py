@@ -13,7 +13,7 @@ from chatcrm.auth import keys as key_format
 from chatcrm.auth import repository as repo
 from chatcrm.auth import scopes
 from chatcrm.auth.service import Principal, revoke_key
-from chatcrm.core.errors import FieldError, ValidationFailed, require_valid
+from chatcrm.core.errors import FieldError, Forbidden, ValidationFailed, require_valid
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection, Row
@@ -95,9 +95,8 @@ async def create(conn: Connection, creator: Principal, body: dict[str, Any]) -> 
                     [FieldError("workspaceIds", f"'{w}' is not a workspace of this account")]
                 )
             if creator.workspace_ids is not None and w not in creator.workspace_ids:
-                raise PermissionDenied(
-                    scopes.KEYS_MANAGE, f"A key cannot use workspace '{w}': its creator cannot."
-                )
+                # J.5: a workspace outside the caller's list is 403 FORBIDDEN.
+                raise Forbidden(f"A key cannot use workspace '{w}': its creator cannot.")
     elif creator.workspace_ids is not None:
         limited = sorted(creator.workspace_ids)
     key_id = new_id()

@@ -23,7 +23,7 @@ from chatcrm.core.errors import (
 )
 from chatcrm.core.ids import is_id
 from chatcrm.core.timestamps import iso
-from chatcrm.db.database import Connection, Row
+from chatcrm.db.database import Row
 from chatcrm.people import audit, keys, passwords, sessions, two_factor
 from chatcrm.people import users as people
 from chatcrm.people.errors import SessionExpired
@@ -36,13 +36,14 @@ from chatcrm.people.fields import (
 )
 from chatcrm.people.wire import (
     KEY_RECORD,
+    NO_STORE,
     SESSION_ANSWER,
     STR,
     STRS,
     USER_RECORD,
-    audit_entry,
     client_of,
     cookie_headers,
+    failed_sign_in,
     list_of,
     need_session,
     need_user,
@@ -76,25 +77,13 @@ async def sign_in(request: Request) -> Response:
     require_valid(given.errors)
     clean = given.clean
     ip, _ = client_of(request)
-
-    async def failed(conn: Connection, user: Row | None) -> None:
-        if user is not None:
-            await audit_entry(
-                conn,
-                request,
-                None,
-                account_id=user["account_id"],
-                action="session.failed",
-                target=clean["email"],
-            )
-
     user = await sessions.sign_in(
         conn,
         email=clean["email"],
         password=clean["password"],
         code=clean.get("code"),
         ip=ip,
-        on_failure=failed,
+        on_failure=failed_sign_in(request, clean["email"]),
     )
     return await signed_in(conn, request, user)
 
@@ -254,7 +243,7 @@ async def start_two_factor(call: Call) -> Response:
     bodies.create_body(NO_FIELDS, await call.read_body(required=False), workspace_key=False)
     row = await _me(call)
     data = await two_factor.start(call.conn, row)
-    return ok(m.TWO_FACTOR_STARTED, data, headers={"cache-control": "no-store"})
+    return ok(m.TWO_FACTOR_STARTED, data, headers=NO_STORE)
 
 
 @routes.operation(
@@ -273,7 +262,7 @@ async def enable_two_factor(call: Call) -> Response:
     row = await _me(call)
     codes = await two_factor.enable(call.conn, row, given.clean["code"])
     await audit.note(call, "user.2fa_enabled", row["id"])
-    return ok(m.TWO_FACTOR_ENABLED, {"recoveryCodes": codes}, headers={"cache-control": "no-store"})
+    return ok(m.TWO_FACTOR_ENABLED, {"recoveryCodes": codes}, headers=NO_STORE)
 
 
 @routes.operation(

@@ -8,6 +8,7 @@ disabled, and ended when its password changes.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -33,6 +34,8 @@ from chatcrm.people.errors import (
 from chatcrm.people.tables import sessions, sign_in_failures, users
 
 COOKIE = "chatcrm_session"
+# What a refused attempt records besides its count (the audit log's `session.failed`).
+OnFailure = Callable[[Connection, Row | None], Awaitable[None]]
 CSRF_HEADER = "x-csrf-token"
 # last_seen_at is written at most this often: a console polls, it need not write each time.
 SEEN_EVERY = timedelta(seconds=60)
@@ -274,7 +277,7 @@ async def sign_in(
     password: str,
     code: str | None,
     ip: str,
-    on_failure: Any,
+    on_failure: OnFailure,
 ) -> Row:
     """The user whose credentials these are; raises the one refusal for every wrong
     e-mail, password, or inactive user (after the same Argon2 work), TWO_FACTOR_REQUIRED,
@@ -293,19 +296,49 @@ async def sign_in(
         await _fail(conn, by_email, by_ip, now, on_failure, user)
         raise InvalidCredentials
     if user["two_factor_enabled"]:
-        if not code:
-            raise TwoFactorRequired
-        if not await two_factor.accept_code(conn, user, code):
-            await _fail(conn, by_email, by_ip, now, on_failure, user)
-            raise TwoFactorRequired
+        await _second_factor(conn, user, code, by_email, by_ip, now, on_failure)
     if rehashed is not None:
         await people.set_columns(conn, user["id"], password_hash=rehashed)
     await conn.execute(_CLEAR_FAILURES, {"_subject": by_email})
     return user
 
 
+async def second_factor(
+    conn: Connection, user: Row, code: str | None, *, ip: str, on_failure: OnFailure
+) -> None:
+    """A two-factor user's code, where something other than sign-in starts a session (a
+    reset link: J.1's Accept answers like sign-in); refused and throttled as there."""
+    now = utcnow()
+    by_email, by_ip = _subjects(user["email"], ip)
+    wait = max(await _blocked(conn, by_email, now), await _blocked(conn, by_ip, now))
+    if wait:
+        raise TooManyAttempts(wait)
+    await _second_factor(conn, user, code, by_email, by_ip, now, on_failure)
+
+
+async def _second_factor(
+    conn: Connection,
+    user: Row,
+    code: str | None,
+    by_email: str,
+    by_ip: str,
+    now: datetime,
+    on_failure: OnFailure,
+) -> None:
+    if not code:
+        raise TwoFactorRequired
+    if not await two_factor.accept_code(conn, user, code):
+        await _fail(conn, by_email, by_ip, now, on_failure, user)
+        raise TwoFactorRequired
+
+
 async def _fail(
-    conn: Connection, by_email: str, by_ip: str, now: datetime, on_failure: Any, user: Row | None
+    conn: Connection,
+    by_email: str,
+    by_ip: str,
+    now: datetime,
+    on_failure: OnFailure,
+    user: Row | None,
 ) -> None:
     await _count_failure(conn, by_email, EMAIL_FAILURES, now)
     await _count_failure(conn, by_ip, ADDRESS_FAILURES, now)

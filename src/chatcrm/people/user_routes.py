@@ -27,10 +27,13 @@ from chatcrm.people.fields import (
     USER as USER_FIELDS,
 )
 from chatcrm.people.wire import (
+    NO_STORE,
     SESSION_ANSWER,
     STR,
     USER_RECORD,
     audit_entry,
+    client_of,
+    failed_sign_in,
     list_of,
     obj,
     request_conn,
@@ -66,7 +69,7 @@ async def invite_user(call: Call) -> Response:
         settings_of(call.request), to=row["email"], name=row["name"], purpose="invite", link=url
     )
     data = {"id": row["id"], "user": await people.record(call.conn, row), "inviteUrl": url}
-    return ok(m.USER_INVITED, data)
+    return ok(m.USER_INVITED, data, headers=NO_STORE)
 
 
 @routes.operation(
@@ -153,13 +156,16 @@ async def create_reset_link(call: Call, userId: str) -> Response:
     bodies.create_body(NO_FIELDS, await call.read_body(required=False), workspace_key=False)
     row = await people.by_id(call.conn, call.account_id, userId)
     people.check_may_manage(call.principal, row)
+    # The link is the user's password: its maker must hold all the user holds.
+    people.check_holds(call.principal, row["role"])
     token = await people.new_link(call.conn, row["id"], people.RESET, now=utcnow())
     url = people.link(settings_of(call.request).base_url, people.RESET, token)
     await audit.note(call, "user.reset_link_created", row["id"])
     mail.send_link(
         settings_of(call.request), to=row["email"], name=row["name"], purpose="reset", link=url
     )
-    return ok(m.RESET_LINK_CREATED, {"id": row["id"], "resetUrl": url})
+    # A secret: never kept by a cache, nor by the idempotency layer (api/idempotency.py).
+    return ok(m.RESET_LINK_CREATED, {"id": row["id"], "resetUrl": url}, headers=NO_STORE)
 
 
 @routes.operation(
@@ -197,6 +203,13 @@ async def accept_invitation(request: Request) -> Response:
     given = bodies.create_body(ACCEPT, await read_json_object(request), workspace_key=False)
     require_valid(given.errors)
     clean = given.clean
+    user, purpose = await people.find_token(conn, clean["token"])
+    if purpose == people.RESET and user["two_factor_enabled"]:
+        # A reset link is not a second factor: whoever holds it (the mailbox, the admin
+        # who made it) still needs the user's code, as at sign-in (J.3).
+        ip, _ = client_of(request)
+        failed = failed_sign_in(request, user["email"])
+        await sessions.second_factor(conn, user, clean.get("code"), ip=ip, on_failure=failed)
     user, purpose = await people.take_token(conn, clean["token"])
     require_valid(passwords.problems(clean["password"], email=user["email"]))
     columns: dict[str, Any] = {

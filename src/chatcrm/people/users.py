@@ -12,7 +12,7 @@ from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.auth import scopes
-from chatcrm.auth.service import Principal
+from chatcrm.auth.service import Principal, key_changed
 from chatcrm.core.errors import FieldError, Forbidden, ValidationFailed, require_valid
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timestamps import iso, utcnow
@@ -192,6 +192,18 @@ def _check_role_change(caller: Principal, *, touching: str | None, making: str |
         )
 
 
+def check_holds(caller: Principal, role: str) -> None:
+    """Nobody makes a user who holds a scope the caller lacks, nor takes one over (a reset
+    link): a key with `users:manage` alone inviting an owner would own the account through
+    that user (J.5's rule for keys, kept for the users a caller makes). 403
+    PERMISSION_DENIED, naming the first scope of `role` the caller lacks."""
+    for scope in scopes.ALL:
+        if scope in scopes.ROLES[role] and scope not in caller.scopes:
+            raise PermissionDenied(
+                scope, f"Cannot give the role '{role}': it holds '{scope}', which the caller lacks."
+            )
+
+
 def check_reach(caller: Principal, role: str, workspace_ids: list[str]) -> None:
     """A caller limited to some workspaces (a key's `workspaceIds`, J.5) manages only users
     wholly inside them, never one who belongs to every workspace: else through that user
@@ -249,6 +261,7 @@ async def invite(
     ids = await _check_workspaces(conn, account_id, clean["role"], clean.get("workspaceIds"))
     if caller is not None:
         check_reach(caller, clean["role"], ids)
+        check_holds(caller, clean["role"])
     return await create(
         conn,
         account_id=account_id,
@@ -352,6 +365,8 @@ async def update_user(
         if not sees_every_workspace(role):
             ids = await _check_workspaces(conn, account_id, role, ids)
         check_reach(caller, role, ids)
+        if "role" in clean:
+            check_holds(caller, role)
         columns["role"] = role
         columns["workspace_ids"] = orjson.dumps([] if sees_every_workspace(role) else ids).decode()
     columns["status"] = status
@@ -359,6 +374,8 @@ async def update_user(
     columns["updated_at"] = utcnow()
     await set_columns(conn, user_id, **columns)
     changed: list[str] = [n for n in ("role", "workspaceIds", "status") if n in clean]
+    if changed:
+        await _keys_follow(conn)
     return await by_id(conn, account_id, user_id), changed
 
 
@@ -369,24 +386,36 @@ async def remove(conn: Connection, caller: Principal, account_id: str, user_id: 
     check_may_manage(caller, row)
     await _keeps_an_owner(conn, account_id, row, row["role"], DISABLED)
     await set_columns(conn, user_id, status=DISABLED, updated_at=utcnow())
+    await _keys_follow(conn)
     return row
 
 
-async def take_token(conn: Connection, token: str) -> tuple[Row, str]:
-    """The user a live invitation or reset token names, and its purpose; the token is used
-    up. 400 INVALID_TOKEN otherwise."""
+async def _keys_follow(conn: Connection) -> None:
+    """The keys a user made keep within its role, workspaces and status of now (J.5):
+    every process forgets the keys it knows (within 1 s, as for a revocation), so that
+    each is read again with its creator's new limits. Role changes are rare."""
+    await key_changed(conn, "")
+
+
+async def find_token(conn: Connection, token: str) -> tuple[Row, str]:
+    """The user a live invitation or reset token names, and its purpose (the token still
+    usable). 400 INVALID_TOKEN otherwise."""
     await conn.begin()
-    token_hash = tokens.token_hash(token)
-    found = await conn.fetchrow(_TOKEN, {"_hash": token_hash})
-    now = utcnow()
-    if found is None or found["used_at"] is not None or found["expires_at"] <= now:
+    found = await conn.fetchrow(_TOKEN, {"_hash": tokens.token_hash(token)})
+    if found is None or found["used_at"] is not None or found["expires_at"] <= utcnow():
         raise InvalidToken
     user = await any_by_id(conn, found["user_id"])
     if user is None or user["status"] == DISABLED:
         raise InvalidToken
-    if await conn.execute(_USE_TOKEN, {"_hash": token_hash, "_now": now}) != 1:
-        raise InvalidToken  # used meanwhile by a racing request
     return user, found["purpose"]
+
+
+async def take_token(conn: Connection, token: str) -> tuple[Row, str]:
+    """As `find_token`, and the token is used up."""
+    user, purpose = await find_token(conn, token)
+    if await conn.execute(_USE_TOKEN, {"_hash": tokens.token_hash(token), "_now": utcnow()}) != 1:
+        raise InvalidToken  # used meanwhile by a racing request
+    return user, purpose
 
 
 async def set_password(conn: Connection, user: Row, password: str, *, field: str) -> None:

@@ -139,6 +139,29 @@ async def audit_entry(
     )
 
 
+def failed_sign_in(request: Request, tried: str) -> sessions.OnFailure:
+    """What a refused sign-in (or second factor) records: `session.failed`, no actor, the
+    e-mail tried as its target (J.6)."""
+
+    async def failed(conn: Connection, user: Row | None) -> None:
+        if user is not None:
+            await audit_entry(
+                conn,
+                request,
+                None,
+                account_id=user["account_id"],
+                action="session.failed",
+                target=tried,
+            )
+
+    return failed
+
+
+# Answers that hold a secret (a key, a link, a two-factor secret): kept by no cache, and
+# not by the idempotency layer either (api/idempotency.py), so shown this once.
+NO_STORE = {"cache-control": "no-store"}
+
+
 def user_principal(user: Row) -> Principal:
     return Principal(key_id=user["id"], account_id=user["account_id"], kind=USER, name=user["name"])
 

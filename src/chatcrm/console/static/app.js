@@ -161,12 +161,16 @@ function setPassword(kind, token) {
     type: "password",
     autocomplete: "new-password",
   });
+  // A reset link of a two-factor user still takes its code (asked for when the API says).
+  const [codeLabel, code] = field("reset-code", "Code", { inputmode: "numeric", autocomplete: "one-time-code" });
+  const codeRow = h("div", { class: "field code", hidden: true }, codeLabel, code);
   const feedback = new Feedback();
   const form = h(
     "form",
     { class: "sign-in", novalidate: true },
     h("p", {}, kind === "invite" ? "Welcome! Choose your password (10 characters or more)." : "Choose a new password (10 characters or more)."),
     h("div", { class: "field" }, passwordLabel, password),
+    codeRow,
     feedback.slot,
     h("button", { type: "submit" }, "Set password"),
   );
@@ -174,9 +178,9 @@ function setPassword(kind, token) {
     event.preventDefault();
     feedback.clear();
     try {
-      const started = await call({}, "POST", "/api/invitation/accept", {
-        body: { token, password: password.value },
-      });
+      const body = { token, password: password.value };
+      if (code.value.trim()) body.code = code.value.trim();
+      const started = await call({}, "POST", "/api/invitation/accept", { body });
       session = { key: null, workspace: null, csrf: started.csrfToken, user: started.user };
       sessions.forget(); // a key this tab held is not this person's
       sessions.markPerson(true);
@@ -185,6 +189,10 @@ function setPassword(kind, token) {
       const found = await call(session, "GET", "/api/workspace");
       chooseWorkspace(found.data);
     } catch (error) {
+      if (error instanceof ApiError && error.code === "TWO_FACTOR_REQUIRED") {
+        codeRow.hidden = false;
+        code.focus();
+      }
       feedback.error(error, { password });
     }
   });
