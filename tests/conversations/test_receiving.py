@@ -72,6 +72,12 @@ def test_a_new_sender_becomes_a_contact(conv: Conversation) -> None:
         "id": conv.channel["id"],
         "name": "+1 555 078 3881",
     }
+    # D.1: each event at the time of its change, in the order they were made: the new
+    # contact's creation first, then its message and the contact's change.
+    timeline = ok_data(conv.api.get("/api/events", params={"recordId": contact["id"]}))
+    made = [e["createdAt"] for e in timeline["events"]]
+    assert [e["type"] for e in timeline["events"]] == ["contact.created", "contact.updated"]
+    assert made[0] <= events[0]["createdAt"] <= made[1]
     # Without a profile name, the number is the name.
     other = new_sender_number()
     conv.inbound(other, "hi")

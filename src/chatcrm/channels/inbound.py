@@ -149,10 +149,16 @@ async def _store(conn: Connection, channel: Row, found: list[_Inbound], now: dat
         return 0
     numbers = list(dict.fromkeys(f.number for f in new.values()))
     contacts = await messages_repo.senders(conn, workspace_id, numbers)
+    created = False
     for f in new.values():
         if f.number not in contacts:
             contact_id = await _create_contact(conn, workspace_id, f, channel)
             contacts[f.number] = {"id": contact_id, "is_solved": False, "is_read": False}
+            created = True
+    if created:
+        # The contacts' own creation took its time from the clock: what follows it (the
+        # messages' and the contacts' changes and events) is not stamped before it.
+        now = utcnow()
     replied = [
         str(m.message["context"]["id"])
         for m in new.values()
