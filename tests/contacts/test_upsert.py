@@ -234,6 +234,17 @@ def test_dry_run_writes_nothing(api: Api) -> None:
     assert [c["id"] for c in live_contacts(api)] == [existing["id"]]
     assert get_full(api, existing["id"])["lastname"] == ""
     assert [e["type"] for e in all_events(api)] == ["contact.created"]
+    # A later item matching what the dry run would create names no id either: none exists.
+    ghost = unique_email()
+    data = upserted(
+        api,
+        [{"name": "Ghost", "email": ghost}, {"email": ghost, "lastname": "G"}],
+        dryRun=True,
+    )
+    assert [(r["status"], r["id"]) for r in data["results"]] == [
+        ("created", None),
+        ("updated", None),
+    ]
 
 
 def test_cards_go_to_the_end_of_their_columns(api: Api) -> None:

@@ -439,3 +439,37 @@ def test_the_documented_sample_imports_as_shown(
     run = ws.cli("import", "contacts", *args)
     assert run.exit_code == 0, (run.stdout, (tmp_path / "rejects.csv").read_text())
     assert summary(run) == expected == "created 3, updated 0, unchanged 0, failed 0"
+
+
+def test_a_failed_row_leaves_nothing_and_a_huge_cell_stops_no_other_row(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """G: a failed row never stops the others, and is not there after all: an opportunity
+    whose `winLossStatus` the service refuses (set after its creation) is taken back, so
+    neither this run nor the next makes it twice; a cell too big for Python's csv by
+    default (128 Ki characters) is read and judged with its row."""
+    account = new_account(database_url)
+    ws = Workspace(server, account.api_key, account.workspace_id)
+    bad = write_csv(
+        tmp_path / "o.csv",
+        [["name", "amount", "winLossStatus"], ["Twice", "1", "9"], ["Twice", "2", "9"]],
+    )
+    for _ in range(2):
+        run = ws.cli("import", "opportunities", str(bad))
+        assert run.exit_code == 1, run.output
+        assert summary(run) == "created 0, updated 0, unchanged 0, failed 2"
+        assert ws.records("/api/opportunity") == []
+    huge = write_csv(
+        tmp_path / "huge.csv",
+        [
+            ["name", "email", "lastMessage"],
+            ["Before", "before@example.com", "x"],
+            ["Huge", "huge@example.com", "x" * 140_000],
+            ["After", "after@example.com", "y"],
+        ],
+    )
+    run = ws.cli("import", "contacts", str(huge))
+    assert run.exit_code in (0, 1), run.output
+    assert summary(run).startswith("created ")
+    names = {c["name"] for c in ws.records("/api/contact")}
+    assert {"Before", "After"} <= names

@@ -169,9 +169,12 @@ async def _upsert(
     if round_ and not await _flush(conn, batch, [op for op, _ in round_]):
         return await _redo(conn, workspace_id, key_id, results, round_, [], match_by)
     if dry_run:
+        # Nothing was written: a contact the run would create has no id, neither where it
+        # is created nor where a later item of the batch matches it.
+        made = {r.id for r in results.values() if r.status == "created"}
         for result in results.values():
-            if result.status == "created":
-                result.id = None  # nothing was written
+            if result.id in made:
+                result.id = None
     return sorted(results.values(), key=lambda r: r.index)
 
 

@@ -17,6 +17,10 @@ from chatcrm.transfer.problems import BadInput
 ENCODING = "utf-8-sig"
 DELIMITERS = ",;"
 _SAMPLE_CHARS = 64 * 1024
+# Python's csv refuses a cell over 128 Ki characters by default, which would stop the
+# whole file at that row (G: a failed row never stops the others): a cell of any size is
+# read, and the service judges it with the rest of its row.
+csv.field_size_limit(2**31 - 1)
 
 
 @dataclass(frozen=True)

@@ -239,7 +239,13 @@ class _Applier:
             created = self.remote.create_opportunity({**first, "creationTypeId": CREATED_BY_IMPORT})
             left = {k: v for k, v in later.items() if not same(k, v, created)}
             if left:
-                created = self.remote.update_opportunity(created["id"], left)
+                try:
+                    created = self.remote.update_opportunity(created["id"], left)
+                except Exception:
+                    # A failed row leaves nothing behind: else it is counted failed and
+                    # yet there, and the next run (or row) of that name makes another.
+                    self.remote.delete_opportunity(created["id"])
+                    raise
             return "created", created
         changed = {wire: value for wire, value in body.items() if not same(wire, value, existing)}
         if not changed:

@@ -139,6 +139,9 @@ class Remote:
         params = {"id": contact_id, "workspaceId": self.workspace_id}
         self.client.request("PUT", "/api/contact", params=params, json=body)
 
+    def delete_opportunity(self, opportunity_id: str) -> None:
+        self.client.request("DELETE", f"/api/opportunity/{opportunity_id}")
+
     def update_opportunity(self, opportunity_id: str, fields: dict[str, Any]) -> dict[str, Any]:
         body = {"paramToUpdate": ",".join(fields), **fields}
         data = _plain(
