@@ -301,6 +301,18 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
         headers={"content-type": "application/json"},
     )
 
+    # Names and references holding the list separator, and tags differing only by case,
+    # come back as they were (the separator escaped, names matched as written first).
+    semi = first.add("tags", name="Sales;EU")
+    lower = first.add("tags", name="vip")
+    vip = next(t["id"] for t in first.setup()["tags"] if t["name"] == "VIP")
+    odd = {
+        "paramToUpdate": "tags,files",
+        "tags": [vip, semi["id"], lower["id"]],
+        "files": ["https://x.example/a;b.pdf", "C:\\docs\\c.pdf"],
+    }
+    first.call("PUT", "/api/contact", params={"id": luis["id"], **where}, json=odd)
+
     # Export, then import into another workspace with the same names.
     exported = tmp_path / "export.csv"
     out = first.cli("export", "contacts", "-o", str(exported))
@@ -328,7 +340,7 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     second = Workspace(server, account.api_key, created["id"])
     second.call("PUT", f"/api/workspace/{second.id}", json={"defaultCountry": "BR"})
     second.add("agents", name="Ann", email="ann@example.com")
-    for tag in ("VIP", "Newcomer"):
+    for tag in ("VIP", "Newcomer", "Sales;EU", "vip"):
         second.add("tags", name=tag)
     copied = second.cli("import", "contacts", str(exported))
     assert summary(copied) == "created 3, updated 0, unchanged 0, failed 0", copied.output

@@ -23,9 +23,39 @@ class CellError(ValueError):
     """The cell's text is not a value of its column's type (the row fails)."""
 
 
+ESCAPE = "\\"
+
+
 def split_list(text: str) -> list[str]:
-    """`a; b;;c` → `["a", "b", "c"]`: blanks around and between separators ignored."""
-    return [part.strip() for part in text.split(LIST_SEPARATOR) if part.strip()]
+    """`a; b;;c` → `["a", "b", "c"]`: blanks around and between separators ignored. An
+    item holding the separator itself (a tag `Sales;EU`, a URL with `;`) is written with
+    it escaped, `Sales\\;EU`, and a backslash of its own doubled (`join_list`); a
+    backslash before anything else is kept as written (`C:\\docs`)."""
+    parts: list[str] = []
+    current: list[str] = []
+    chars = iter(text)
+    for char in chars:
+        if char == ESCAPE:
+            following = next(chars, "")
+            if following in (LIST_SEPARATOR, ESCAPE):
+                current.append(following)
+            else:
+                current.append(char + following)
+        elif char == LIST_SEPARATOR:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
+def join_list(items: list[Any]) -> str:
+    """The inverse of `split_list`."""
+    return LIST_SEPARATOR.join(
+        str(item).replace(ESCAPE, ESCAPE * 2).replace(LIST_SEPARATOR, ESCAPE + LIST_SEPARATOR)
+        for item in items
+    )
 
 
 def read_cell(field: Field, text: str) -> Any:
@@ -73,7 +103,7 @@ def write_cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return LIST_SEPARATOR.join(str(item) for item in value)
+        return join_list(value)
     if isinstance(value, float):
         # Money read as a float: its shortest exact text, never an exponent.
         return format(Decimal(repr(value)).normalize(), "f")

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from chatcrm.transfer.cells import LIST_SEPARATOR, variable_text, write_cell
+from chatcrm.transfer.cells import variable_text, write_cell
 from chatcrm.transfer.columns import VARIABLE_PREFIX, Column, RecordColumns, Role
 from chatcrm.transfer.names import Lookup, WorkspaceNames
 from chatcrm.transfer.progress import RowProgress
@@ -65,10 +65,8 @@ class RowWriter:
         if role is Role.CONTACT:
             return self.contacts.get(value, value) if value else ""
         if role is Role.TAGS:
-            # A name holding the separator could not be read back: its id is written.
-            return [
-                tag["id"] if LIST_SEPARATOR in tag["name"] else tag["name"] for tag in value or []
-            ]
+            # By name (ids differ in another workspace); a `;` in one is escaped (cells).
+            return [tag["name"] for tag in value or []]
         if column.wire in PHONE_FIELDS and value:
             return international(value)
         if column.wire == "finalAmount" and value == record.get("amount"):

@@ -14,19 +14,22 @@ class TagMaker(Protocol):
 
 
 class Lookup:
-    """Items of one kind (`{id, name…}`) by id, and by `key` compared case-insensitively.
-    Two items with one name: the first (in the workspace's order) is the one named."""
+    """Items of one kind (`{id, name…}`) by id, and by `key`: as written, else compared
+    case-insensitively. Two items with one name: the first (in the workspace's order) is
+    the one named."""
 
     def __init__(self, what: str, items: Iterable[dict[str, Any]], key: str) -> None:
         self.what = what
         self.key = key
         self.by_id: dict[str, dict[str, Any]] = {}
+        self.by_exact: dict[str, dict[str, Any]] = {}
         self.by_key: dict[str, dict[str, Any]] = {}
         for item in items:
             self.add(item)
 
     def add(self, item: dict[str, Any]) -> None:
         self.by_id[item["id"]] = item
+        self.by_exact.setdefault(str(item[self.key]), item)
         self.by_key.setdefault(str(item[self.key]).casefold(), item)
 
     def find(self, text: str) -> str | None:
@@ -34,7 +37,8 @@ class Lookup:
         text = text.strip()
         if text in self.by_id:
             return text
-        item = self.by_key.get(text.casefold())
+        # The name as written first (tags `VIP` and `vip` are two), then any case.
+        item = self.by_exact.get(text) or self.by_key.get(text.casefold())
         return None if item is None else str(item["id"])
 
     def resolve(self, text: str) -> str:
