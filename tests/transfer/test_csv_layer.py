@@ -4,6 +4,7 @@ before anything is sent."""
 
 from __future__ import annotations
 
+import csv
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -254,3 +255,19 @@ def test_a_hand_written_variable_cell_reads_as_a_person_means_it() -> None:
     assert read_variable("007") == "007"  # not a JSON number: text, zeros kept
     assert read_variable("Infinity") == "Infinity"
     assert read_variable('{"a": 1}') == '{"a": 1}'
+
+
+def test_a_rejected_row_keeps_its_error_under_its_heading(tmp_path: Path) -> None:
+    """G: the failed row as it was, plus an `error` column: a row with more cells than the
+    header still has its error under `error`, its extra cells after it."""
+    from chatcrm.transfer.csv_source import Row
+    from chatcrm.transfer.outcome import Rejects
+
+    path = tmp_path / "rejects.csv"
+    rejects = Rejects(path, ["name", "email", "lastMessage"], ",")
+    rejects.write(Row(1, ["Extra", "extra@example.com", "hi", "toomany"], 2), "too many cells")
+    rejects.close()
+    with path.open(encoding="utf-8", newline="") as handle:
+        header, row = list(csv.reader(handle))
+    assert header == ["name", "email", "lastMessage", "error"]
+    assert row == ["Extra", "extra@example.com", "hi", "line 2: too many cells", "toomany"]

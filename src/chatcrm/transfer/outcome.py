@@ -74,8 +74,10 @@ class Rejects:
             return
         cells = row.cells
         padded = cells + [""] * (self.width - len(cells))
-        kept = [padded[i] for i in self.keep] + padded[self.width :]
-        self.writer.writerow([*kept, f"line {row.line}: {error}"])
+        kept = [padded[i] for i in self.keep]
+        # The error under its own heading; cells beyond the header (why such a row
+        # failed) after it, kept as they were.
+        self.writer.writerow([*kept, f"line {row.line}: {error}", *padded[self.width :]])
 
     def close(self) -> None:
         if self.handle is not None:
