@@ -26,6 +26,11 @@ def _key(api: Api, *scopes: str, auth: str | None = "", **extra: Any) -> str:
     return made
 
 
+def _viewer(api: Api) -> dict[str, Any]:
+    """An invitation body for a viewer of `api`'s workspace."""
+    return {"email": unique_email(), "name": "V", "role": "viewer", "workspaceIds": [api.ws]}
+
+
 def _denied(response: Any, scope: str) -> None:
     assert response.status_code == 403, response.text
     body = response.json()
@@ -56,12 +61,7 @@ def test_a_caller_makes_no_user_who_holds_more_than_itself(owner_api: Api) -> No
     viewer = ok_data(
         owner_api.post(
             "/api/user",
-            json={
-                "email": unique_email(),
-                "name": "V",
-                "role": "viewer",
-                "workspaceIds": [owner_api.ws],
-            },
+            json=_viewer(owner_api),
             workspace=None,
             auth=reader,
         )
@@ -193,12 +193,7 @@ def test_an_answer_holding_a_secret_is_never_stored(owner_api: Api, database_url
     assert ok_data(second)["apiKey"] != first["apiKey"]
     invited = owner_api.post(
         "/api/user",
-        json={
-            "email": unique_email(),
-            "name": "N",
-            "role": "viewer",
-            "workspaceIds": [owner_api.ws],
-        },
+        json=_viewer(owner_api),
         workspace=None,
         headers={"Idempotency-Key": "invite-1"},
     )

@@ -23,7 +23,7 @@ from chatcrm.core.ids import new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.errors import UniqueViolation
-from chatcrm.people import passwords, tokens, two_factor
+from chatcrm.people import passwords, reach, tokens, two_factor
 from chatcrm.people import users as people
 from chatcrm.people.errors import (
     InvalidCredentials,
@@ -134,7 +134,7 @@ async def authenticate(conn: Connection, token: str, settings: Settings) -> Curr
         await conn.execute(_SEEN, {"_id": row["id"], "_now": now})
         await conn.commit()  # the request may fail later: its visit still counts
     role = row["role"]
-    every = people.sees_every_workspace(role)
+    every = reach.sees_every_workspace(role)
     principal = Principal(
         key_id=row["user_id"],
         account_id=row["account_id"],

@@ -17,7 +17,7 @@ from chatcrm.core.errors import (
     require_valid,
 )
 from chatcrm.core.timestamps import utcnow
-from chatcrm.people import audit, mail, passwords, sessions
+from chatcrm.people import audit, mail, passwords, reach, sessions
 from chatcrm.people import users as people
 from chatcrm.people.fields import (
     ACCEPT,
@@ -155,9 +155,9 @@ async def remove_user(call: Call, userId: str) -> Response:
 async def create_reset_link(call: Call, userId: str) -> Response:
     bodies.create_body(NO_FIELDS, await call.read_body(required=False), workspace_key=False)
     row = await people.by_id(call.conn, call.account_id, userId)
-    people.check_may_manage(call.principal, row)
+    reach.check_may_manage(call.principal, row)
     # The link is the user's password: its maker must hold all the user holds.
-    people.check_holds(call.principal, row["role"])
+    reach.check_holds(call.principal, row["role"])
     token = await people.new_link(call.conn, row["id"], people.RESET, now=utcnow())
     url = people.link(settings_of(call.request).base_url, people.RESET, token)
     await audit.note(call, "user.reset_link_created", row["id"])
@@ -181,7 +181,7 @@ async def end_user_sessions(call: Call, userId: str) -> Response:
     await call.check_header_workspace()
     row = await people.by_id(call.conn, call.account_id, userId)
     # Any session of the account's users (J.3), but only where the caller reaches.
-    people.check_reach(call.principal, row["role"], people.workspace_list(row))
+    reach.check_reach(call.principal, row["role"], reach.workspace_list(row))
     await sessions.end_all(call.conn, row["id"])
     await audit.note(call, "session.ended", row["id"])
     return ok(m.SESSIONS_ENDED, {"id": row["id"]})

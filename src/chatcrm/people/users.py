@@ -13,7 +13,7 @@ from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.auth import scopes
 from chatcrm.auth.service import Principal, key_changed
-from chatcrm.core.errors import FieldError, Forbidden, ValidationFailed, require_valid
+from chatcrm.core.errors import FieldError, ValidationFailed, require_valid
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection, Row
@@ -24,10 +24,17 @@ from chatcrm.people.errors import (
     DuplicateUser,
     InvalidToken,
     LastOwner,
-    PermissionDenied,
     UserNotFound,
 )
 from chatcrm.people.fields import USER
+from chatcrm.people.reach import (
+    check_holds,
+    check_may_manage,
+    check_reach,
+    check_role_change,
+    sees_every_workspace,
+    workspace_list,
+)
 from chatcrm.people.tables import user_tokens, users
 from chatcrm.records import bodies
 
@@ -110,15 +117,6 @@ async def account_workspaces(conn: Connection, account_id: str) -> list[str]:
     return [r["id"] for r in await conn.fetch(_ACCOUNT_WORKSPACES, {"_account": account_id})]
 
 
-def workspace_list(row: Row) -> list[str]:
-    ids: list[str] = orjson.loads(row["workspace_ids"])
-    return ids
-
-
-def sees_every_workspace(role: str) -> bool:
-    return role in (scopes.OWNER, scopes.ADMIN)
-
-
 async def records(conn: Connection, rows: list[Row]) -> list[dict[str, Any]]:
     """The users' records (J.1 key order), their linked agents found by e-mail."""
     if not rows:
@@ -182,53 +180,6 @@ async def _check_workspaces(
     return ids
 
 
-def _check_role_change(caller: Principal, *, touching: str | None, making: str | None) -> None:
-    """An admin cannot make, change or remove an owner (J.2)."""
-    if caller.role == scopes.OWNER:
-        return
-    if scopes.OWNER in (touching, making):
-        raise PermissionDenied(
-            scopes.USERS_MANAGE, "Only an owner can make, change or remove an owner."
-        )
-
-
-def check_holds(caller: Principal, role: str) -> None:
-    """Nobody makes a user who holds a scope the caller lacks, nor takes one over (a reset
-    link): a key with `users:manage` alone inviting an owner would own the account through
-    that user (J.5's rule for keys, kept for the users a caller makes). 403
-    PERMISSION_DENIED, naming the first scope of `role` the caller lacks."""
-    for scope in scopes.ALL:
-        if scope in scopes.ROLES[role] and scope not in caller.scopes:
-            raise PermissionDenied(
-                scope, f"Cannot give the role '{role}': it holds '{scope}', which the caller lacks."
-            )
-
-
-def check_reach(caller: Principal, role: str, workspace_ids: list[str]) -> None:
-    """A caller limited to some workspaces (a key's `workspaceIds`, J.5) manages only users
-    wholly inside them, never one who belongs to every workspace: else through that user
-    it would reach the others (403 FORBIDDEN, as any workspace outside its list)."""
-    allowed = caller.workspace_ids
-    if allowed is None:
-        return
-    if sees_every_workspace(role):
-        raise Forbidden(
-            "This API key is limited to some workspaces: it cannot make or manage an owner "
-            "or an admin, who belong to every workspace."
-        )
-    for workspace_id in workspace_ids:
-        if workspace_id not in allowed:
-            raise Forbidden(f"This API key cannot use workspace '{workspace_id}'.")
-
-
-def check_may_manage(caller: Principal, row: Row) -> None:
-    """Whether `caller` may change this user, end its sessions or give it a reset link
-    (a reset link is the user's password: an admin giving one to an owner would own the
-    account)."""
-    _check_role_change(caller, touching=row["role"], making=None)
-    check_reach(caller, row["role"], workspace_list(row))
-
-
 async def _keeps_an_owner(
     conn: Connection, account_id: str, row: Row, role: str, status: str
 ) -> None:
@@ -257,7 +208,7 @@ async def invite(
     require_valid(given.errors)
     clean = given.clean
     if caller is not None:
-        _check_role_change(caller, touching=None, making=clean["role"])
+        check_role_change(caller, touching=None, making=clean["role"])
     ids = await _check_workspaces(conn, account_id, clean["role"], clean.get("workspaceIds"))
     if caller is not None:
         check_reach(caller, clean["role"], ids)
@@ -354,7 +305,7 @@ async def update_user(
     role = str(clean["role"] if "role" in clean else row["role"])
     status = str(clean["status"] if "status" in clean else row["status"])
     check_may_manage(caller, row)
-    _check_role_change(caller, touching=row["role"], making=clean.get("role"))
+    check_role_change(caller, touching=row["role"], making=clean.get("role"))
     if "status" in clean and row["status"] == INVITED and status == ACTIVE:
         status = INVITED  # only accepting the invitation makes an invited user active
     columns: dict[str, Any] = {}

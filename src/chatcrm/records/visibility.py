@@ -97,57 +97,48 @@ def condition(kind: RecordKind, dialect: str) -> ColumnElement[bool]:
     )
 
 
+def _by_id(table: Any, seen: ColumnElement[bool]) -> Select[Any]:
+    c = table.c
+    return select(c.id).where(c.workspace_id == bindparam("_ws"), c.id == bindparam("_id"), seen)
+
+
 @cache
 def _visible_statement(kind: RecordKind, dialect: str) -> Select[Any]:
-    c = kind.table.c
-    return select(c.id).where(
-        c.workspace_id == bindparam("_ws"), c.id == bindparam("_id"), condition(kind, dialect)
-    )
-
-
-async def sees(conn: Connection, kind: RecordKind, workspace_id: str, record_id: str) -> bool:
-    """Whether the request may see the record (always, unless restricted)."""
-    r = _current.get()
-    if r is None or r.workspace_id != workspace_id:
-        return True
-    found = await conn.fetchrow(
-        _visible_statement(kind, conn.dialect),
-        {"_ws": workspace_id, "_id": record_id, **params(conn.dialect)},
-    )
-    return found is not None
-
-
-async def check(conn: Connection, kind: RecordKind, workspace_id: str, record_id: str) -> None:
-    """404 (the kind's own) for a record the request's agent may not see, live or not."""
-    r = _current.get()
-    if r is None or r.workspace_id != workspace_id:
-        return
-    found = await conn.fetchrow(
-        _visible_statement(kind, conn.dialect),
-        {"_ws": workspace_id, "_id": record_id, **params(conn.dialect)},
-    )
-    if found is None:
-        raise kind.not_found(record_id)
+    return _by_id(kind.table, condition(kind, dialect))
 
 
 @cache
 def _linked_contact_statement(table: Any, dialect: str) -> Select[Any]:
-    c = table.c
-    return select(c.id).where(
-        c.workspace_id == bindparam("_ws"),
-        c.id == bindparam("_id"),
-        _contact_visible(table, dialect),
+    return _by_id(table, _contact_visible(table, dialect))
+
+
+async def _seen(
+    conn: Connection, statement: Select[Any], workspace_id: str, record_id: str
+) -> bool:
+    """Whether the request may see the record `statement` finds (always, unless
+    restricted)."""
+    r = _current.get()
+    if r is None or r.workspace_id != workspace_id:
+        return True
+    found = await conn.fetchrow(
+        statement, {"_ws": workspace_id, "_id": record_id, **params(conn.dialect)}
     )
+    return found is not None
+
+
+async def sees(conn: Connection, kind: RecordKind, workspace_id: str, record_id: str) -> bool:
+    """Whether the request may see the record (always, unless restricted)."""
+    return await _seen(conn, _visible_statement(kind, conn.dialect), workspace_id, record_id)
+
+
+async def check(conn: Connection, kind: RecordKind, workspace_id: str, record_id: str) -> None:
+    """404 (the kind's own) for a record the request's agent may not see, live or not."""
+    if not await sees(conn, kind, workspace_id, record_id):
+        raise kind.not_found(record_id)
 
 
 async def sees_contact(conn: Connection, table: Any, workspace_id: str, contact_id: str) -> bool:
     """Whether the request may name this contact (an opportunity's `contactId`): one it
     cannot see is answered as an unknown id there too, or naming it would tell."""
-    r = _current.get()
-    if r is None or r.workspace_id != workspace_id:
-        return True
-    found = await conn.fetchrow(
-        _linked_contact_statement(table, conn.dialect),
-        {"_ws": workspace_id, "_id": contact_id, **params(conn.dialect)},
-    )
-    return found is not None
+    statement = _linked_contact_statement(table, conn.dialect)
+    return await _seen(conn, statement, workspace_id, contact_id)
