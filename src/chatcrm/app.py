@@ -154,7 +154,15 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
             asyncio.create_task(purge_forever(db)),
             asyncio.create_task(publisher.run(stop)),
             *(
-                [asyncio.create_task(listen_forever(background_db, notified))]
+                [
+                    asyncio.create_task(
+                        listen_forever(
+                            background_db,
+                            notified,
+                            on_lost=app.state.auth_cache.notifications_lost,
+                        )
+                    )
+                ]
                 if background_db.is_postgres
                 else []
             ),

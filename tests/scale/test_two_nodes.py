@@ -12,10 +12,15 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import cycle
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 
+from chatcrm.auth.service import revoke_key
+from chatcrm.config import Settings
+from chatcrm.db.database import Database
 from tests.client import unique_email
+from tests.conftest import run_sync
 from tests.scale.conftest import Cluster
 from tests.test_cli import chatcrm_executable
 from tests.webhooks.receiver import Receiver
@@ -165,6 +170,74 @@ def test_a_revoked_key_is_refused_by_every_node_within_a_second(cluster: Cluster
     for node in (0, 1):
         assert {status(node) for _ in range(8)} == {401}
     assert max(refused_after.values()) < 1.0, refused_after
+
+
+# The processes' LISTEN connections: the last statement each ran is its last LISTEN.
+_LISTENING = (
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'"
+)
+
+
+def test_a_key_revoked_while_the_nodes_hear_no_notification_is_still_refused_within_a_second(
+    cluster: Cluster,
+) -> None:
+    """A process whose LISTEN connection was just lost hears no revocation until it is open
+    again (about 2 s later): the key must stop within 1 s all the same."""
+    account = cluster.account()
+    key_id, key = cluster.key(account)
+    path = f"/api/contact/{NO_SUCH_CONTACT}"
+    headers = {"Authorization": f"Bearer {key}", "x-workspace-id": account.workspace_id}
+
+    def status(node: int) -> int:
+        url = cluster.nodes[node].base_url + path
+        return httpx.get(url, headers=headers, timeout=10).status_code
+
+    for node in (0, 1):  # cached in the workers that answered
+        assert {status(node) for _ in range(8)} == {404}
+
+    async def cut_then_revoke() -> tuple[int, float]:
+        db = Database(Settings(database_url=cluster.url))
+        try:
+            admin = await asyncpg.connect(cluster.url)
+            try:
+                cut = await admin.fetch(f"SELECT pg_terminate_backend(pid) FROM ({_LISTENING}) l")
+            finally:
+                await admin.close()
+            cut_at = time.monotonic()
+            async with db.transaction() as conn:
+                assert await revoke_key(conn, key_id)
+            return len(cut), time.monotonic() - cut_at
+        finally:
+            await db.dispose()
+
+    cut, revoke_took = run_sync(cut_then_revoke)
+    revoked_at = time.monotonic()
+    assert cut >= 4, cut  # two workers on each node
+    # Revoked before any of them could have listened again (they wait 2 s).
+    assert revoke_took < 1.5, revoke_took
+    refused_after: dict[int, float] = {}
+    while len(refused_after) < 2:
+        for node in (0, 1):
+            if node not in refused_after and status(node) == 401:
+                refused_after[node] = time.monotonic() - revoked_at
+        assert time.monotonic() - revoked_at < 5, refused_after
+    time.sleep(max(0.0, 1.0 - (time.monotonic() - revoked_at)))
+    for node in (0, 1):
+        assert {status(node) for _ in range(8)} == {401}
+    assert max(refused_after.values()) < 1.0, refused_after
+
+    async def listening() -> int:
+        admin = await asyncpg.connect(cluster.url)
+        try:
+            return len(await admin.fetch(_LISTENING))
+        finally:
+            await admin.close()
+
+    # The nodes listen again, for the tests after this one.
+    deadline = time.monotonic() + 15
+    while run_sync(listening) < cut:
+        assert time.monotonic() < deadline, "the nodes did not listen again"
+        time.sleep(0.2)
 
 
 def _feed(client: httpx.Client) -> list[dict[str, Any]]:

@@ -61,9 +61,10 @@ class AuthCache:
     Keys are cached for at most `ttl` seconds. A revoked or changed key is dropped sooner,
     within 1 s everywhere: on PostgreSQL when its notification arrives (`key_notified`,
     wired to the process's LISTEN connection), on SQLite when the key-change counter has
-    moved (read at most every `POLL_SECONDS` by `authenticate`); the ttl is the fallback
-    while notifications are cut off. A workspace never changes account, so that mapping is
-    cached without expiry (bounded in size).
+    moved (read at most every `POLL_SECONDS` by `authenticate`). While the LISTEN
+    connection is not open (before it first is, and from its loss until it is open again),
+    PostgreSQL processes read the counter as SQLite's do. A workspace never changes
+    account, so that mapping is cached without expiry (bounded in size).
     """
 
     MAX_WORKSPACES = 100_000
@@ -72,6 +73,8 @@ class AuthCache:
     def __init__(self, ttl: float, *, poll_changes: bool = False) -> None:
         self.ttl = ttl
         self.poll_changes = poll_changes
+        # True while a LISTEN connection brings every key change (`key_notified`).
+        self.listening = False
         self._keys: dict[str, _CachedKey] = {}
         self._workspaces: dict[str, str] = {}
         # Counted up by every drop: a key read before a drop is not cached after it.
@@ -111,7 +114,22 @@ class AuthCache:
     def key_notified(self, payload: str | None) -> None:
         """A key-change notification (its key id), or None after the listening connection
         was (re)opened, when notifications may have been missed."""
+        if payload is None:
+            self.listening = True
         self.drop_keys(payload or None)
+
+    def notifications_lost(self) -> None:
+        """The LISTEN connection is gone: read the key-change counter until it is back.
+        Every key is read again, so a change made before the counter's first reading
+        (which only records it) is not missed either."""
+        self.listening = False
+        self._version = None
+        self.next_poll = 0.0
+        self.drop_keys()
+
+    @property
+    def polls(self) -> bool:
+        return self.poll_changes or not self.listening
 
     def saw_changes(self, version: int) -> None:
         """The key-change counter as just read: drop every key when it moved."""
@@ -150,7 +168,7 @@ async def authenticate(conn: Connection, cache: AuthCache, authorization: str | 
     if parsed is None:
         raise Unauthorized("The API key is not valid.")
     key_id, secret = parsed
-    if cache.poll_changes:
+    if cache.polls:
         now = time.monotonic()
         if now >= cache.next_poll:
             cache.next_poll = now + cache.POLL_SECONDS

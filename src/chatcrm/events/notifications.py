@@ -22,15 +22,24 @@ RECONNECT_SECONDS = 2.0
 Handler = Callable[[str | None], None]
 
 
-async def listen_forever(db: Database, handlers: Mapping[str, Handler]) -> None:
+def _nothing() -> None:
+    pass
+
+
+async def listen_forever(
+    db: Database, handlers: Mapping[str, Handler], *, on_lost: Callable[[], None] = _nothing
+) -> None:
     """LISTEN on the handlers' channels until cancelled, reconnecting when the connection
-    is lost."""
+    is lost. `on_lost` is called as soon as it is (or could not be opened): until the
+    handlers get their None, nothing is heard from other processes, and what must not wait
+    for the reconnection (a revoked key, refused within 1 s) has to be read otherwise."""
     while True:
         try:
             await _listen_once(db, handlers)
             log.warning("lost the notification connection; reconnecting")
         except (DatabaseError, OSError) as exc:
             log.warning("notifications failed: %s", exc)
+        on_lost()
         await asyncio.sleep(RECONNECT_SECONDS)
 
 
