@@ -5,6 +5,7 @@ A route added without a scope in auth/scopes.py fails here (and the app refuses 
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from chatcrm.api.routing import ApiRoute, Operation
 from chatcrm.app import ROUTES
 from chatcrm.auth import scopes
+from chatcrm.core.timestamps import utcnow
 from tests.client import Api, error, ok_data, unique_email, unique_phone
 from tests.people.conftest import Browser, person
 
@@ -247,9 +249,12 @@ def test_a_key_s_last_use_is_written(owner_api: Api, people_http: Any, database_
 
     made = ok_data(owner_api.post("/api/key", json={"name": "u", "scopes": ["*"]}, workspace=None))
     assert made["key"]["lastUsedAt"] is None
+    before = utcnow().replace(microsecond=0)
     assert owner_api.get("/api/contact", auth=made["apiKey"]).status_code == 200
+    after = utcnow()
     cache = people_http.app.app.state.auth_cache
     assert made["id"] in cache.recently_used
+    time.sleep(1.1)  # written later: the value is still the time of the use
 
     async def write() -> None:
         db = Database(Settings(database_url=database_url))
@@ -260,7 +265,13 @@ def test_a_key_s_last_use_is_written(owner_api: Api, people_http: Any, database_
 
     run_sync(write)
     listed = ok_data(owner_api.get("/api/key", workspace=None))["data"]
-    assert next(k for k in listed if k["id"] == made["id"])["lastUsedAt"] is not None
+    last_used = next(k for k in listed if k["id"] == made["id"])["lastUsedAt"]
+    assert before <= datetime.fromisoformat(last_used) <= after, (before, last_used, after)
+    # An older use written later (another process's) does not move it back.
+    cache.recently_used = {made["id"]: before.timestamp() - 60}
+    run_sync(write)
+    listed = ok_data(owner_api.get("/api/key", workspace=None))["data"]
+    assert next(k for k in listed if k["id"] == made["id"])["lastUsedAt"] == last_used
 
 
 def test_events_and_records_name_the_user_who_acted(owner_api: Api) -> None:

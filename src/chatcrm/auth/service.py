@@ -81,12 +81,14 @@ class AuthCache:
         self.generation = 0
         self._version: int | None = None
         self.next_poll = 0.0
-        # Keys used since `lastUsedAt` was last written (J.5: at most a minute stale).
-        self.recently_used: set[str] = set()
+        # Keys used since `lastUsedAt` was last written (J.5: at most a minute stale), with
+        # the time (epoch seconds) of each one's last use: written as it was, not as the
+        # time of the write.
+        self.recently_used: dict[str, float] = {}
 
     def used(self, key_id: str) -> None:
-        if len(self.recently_used) < self.MAX_WORKSPACES:
-            self.recently_used.add(key_id)
+        if len(self.recently_used) < self.MAX_WORKSPACES or key_id in self.recently_used:
+            self.recently_used[key_id] = time.time()
 
     def key(self, key_id: str) -> _CachedKey | None:
         hit = self._keys.get(key_id)
