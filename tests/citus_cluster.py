@@ -19,7 +19,7 @@ import socket
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,17 +159,21 @@ class Cluster:
     directory: Path | None = None  # set when started here: stopped and removed by stop()
     data_dirs: list[Path] = field(default_factory=list)
 
-    def create_database(self) -> str:
+    def create_database(self, *, before_citus: Callable[[str], None] | None = None) -> str:
         """A new database with Citus on every node, the workers in its metadata; its
-        (coordinator) URL. Citus's metadata is per database, hence all of this."""
+        (coordinator) URL. Citus's metadata is per database, hence all of this.
+        `before_citus` is called with the URL before the coordinator gets the extension
+        (a database used, then made a coordinator)."""
         name = f"chatcrm_test_{uuid.uuid4().hex[:12]}"
         nodes = [self.coordinator, *self.workers]
         for node in nodes:
             _sql(node, f'CREATE DATABASE "{name}"')
+        url = _with_database(self.coordinator, name)
+        if before_citus is not None:
+            before_citus(url)
         for node in nodes:
             _sql(_with_database(node, name), "CREATE EXTENSION citus")
         coordinator = make_url(self.coordinator)
-        url = _with_database(self.coordinator, name)
         _sql(
             url,
             f"SELECT citus_set_coordinator_host('{coordinator.host}', {coordinator.port or 5432})",

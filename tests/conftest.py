@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -33,6 +34,7 @@ from chatcrm.db.database import Database
 from chatcrm.db.engine import standalone_engine
 from chatcrm.db.errors import Unavailable
 from chatcrm.db.migrate import upgrade
+from chatcrm.events.publisher import publish_everything
 from chatcrm.provisioning import NewAccount, init_account
 from tests import citus_cluster
 from tests.client import Api
@@ -192,10 +194,10 @@ def _cluster() -> citus_cluster.Cluster:
     return cluster
 
 
-def create_citus_database() -> str:
+def create_citus_database(*, before_citus: Callable[[str], None] | None = None) -> str:
     """A new, empty database on the Citus cluster (extension and workers in place, not
-    migrated); returns its coordinator URL."""
-    url = _cluster().create_database()
+    migrated); returns its coordinator URL. `before_citus`: see Cluster.create_database."""
+    url = _cluster().create_database(before_citus=before_citus)
     _backend_of[url] = "citus"
     return url
 
@@ -210,9 +212,12 @@ def distribute_tables(url: str) -> list[str]:
     _forget_kept(url)
 
     async def run() -> list[str]:
-        engine = standalone_engine(url, Settings(database_url=url))
+        settings = Settings(database_url=url)
+        engine = standalone_engine(url, settings)
         try:
-            return await distribute(engine)
+            return await distribute(
+                engine, before_events_move=partial(publish_everything, settings)
+            )
         finally:
             await engine.dispose()
 

@@ -5,9 +5,12 @@ where there is no Citus."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
@@ -95,23 +98,128 @@ def test_the_layout_is_the_documented_one_and_a_second_run_does_nothing(citus_ur
     assert _layout(citus_url) == layout
 
 
+def _deliveries(api: Api, webhook_id: str) -> list[str]:
+    """The event ids of a webhook's deliveries, oldest first."""
+    out: list[str] = []
+    params: dict[str, str] = {"pageSize": "100"}
+    while True:
+        page = ok_data(api.get(f"/api/webhook/{webhook_id}/deliveries", params=params))
+        out += [d["eventId"] for d in page["data"]]
+        if not page["continuationToken"]:
+            return out[::-1]
+        params["continuationToken"] = page["continuationToken"]
+
+
 def test_rows_stay_through_distributing(citus_url: str) -> None:
+    """Rows of every kind move, including those whose tables have foreign keys to other
+    moved tables (a contact's tags and activities, an event's deliveries), and every
+    answer is the same after; a webhook goes on with the events after the move, each once."""
     account = new_account(citus_url)
     with _app(citus_url) as http:
-        contact = Api(http, account).create_contact(name="Before")
-    distribute_tables(citus_url)
-    # The coordinator's shells hold no stale copy: the rows are on the shards only.
+        api = Api(http, account)
+        hook = ok_data(api.post("/api/webhook", json={"url": "https://hooks.example/in"}))
+        tag = api.add_tag()
+        contact = api.create_contact(name="Before", tags=[tag["id"]])
+        ok_data(api.post(f"/api/contact/{contact['id']}/activities", json={"content": "called"}))
+        deal = api.create_opportunity(contactId=contact["id"])
+        ok_data(
+            api.post(
+                f"/api/opportunity/{deal['id']}/agent/activities",
+                json={"categoryType": "Calls", "content": "demo", "date": "2026-01-02T03:04:05Z"},
+            )
+        )
+        paths = [
+            f"/api/contact/{contact['id']}",
+            f"/api/contact/{contact['id']}/activities",
+            f"/api/contact/{contact['id']}/history",
+            f"/api/opportunity/{deal['id']}",
+            f"/api/opportunity/{deal['id']}/history",
+            "/api/contact",
+            "/api/events",
+            f"/api/workspace/{account.workspace_id}",
+        ]
+        before = {path: api.get(path).json() for path in paths}
+        events_before = [e["id"] for e in before["/api/events"]["data"]["events"]]
+    done = distribute_tables(citus_url)
+    assert "started 1 webhook(s) after their workspace's last event" in done
+    # Its place is in the ids the events have now (the workers'), not the coordinator's:
+    # these have nothing to do with each other, and a place in the wrong ones skips events.
+    last = "SELECT txid, seq FROM events WHERE txid >= 0 ORDER BY txid DESC, seq DESC LIMIT 1"
+    assert _rows(citus_url, "SELECT feed_txid, feed_seq FROM webhooks") == _rows(citus_url, last)
+    # The coordinator's copies hold nothing: every row is on the shards only.
     sizes = _rows(
         citus_url,
-        "SELECT relname, pg_relation_size(oid) FROM pg_class "
-        "WHERE relname IN ('accounts', 'workspaces', 'api_keys', 'contacts')",
+        "SELECT c.relname, pg_relation_size(c.oid) FROM pg_dist_partition p "
+        "JOIN pg_class c ON c.oid = p.logicalrelid",
     )
-    assert all(size == 0 for _, size in sizes), sizes
+    assert len(sizes) >= 10 and all(size == 0 for _, size in sizes), sizes
     with _app(citus_url) as http:
         api = Api(http, account)
-        got = ok_data(api.get_contact(contact["id"]))
-        assert got["data"][0]["name"] == "Before"
-        assert api.create_contact(name="After")["name"] == "After"
+        for path, answer in before.items():
+            assert api.get(path).json() == answer, path
+        after = api.create_contact(name="After")
+        events = ok_data(api.get("/api/events"))["events"]
+        assert [e["id"] for e in events[: len(events_before)]] == events_before
+        assert [e["recordId"] for e in events[len(events_before) :]] == [after["id"]]
+        every = [e["id"] for e in events]
+        deadline = time.monotonic() + 10
+        while (got := _deliveries(api, hook["id"])) != every:
+            assert time.monotonic() < deadline, (got, every)
+            time.sleep(0.1)
+
+
+def test_a_failed_run_s_leftovers_are_emptied_by_the_next(citus_url: str) -> None:
+    """The coordinator's copy of a table laid out by a run that stopped before emptying it
+    is emptied by the next run."""
+    account = new_account(citus_url)
+    with _app(citus_url) as http:
+        tag = Api(http, account).add_tag()
+
+    # A run that laid `tags` out and stopped there.
+    async def half_a_run() -> None:
+        conn = await asyncpg.connect(citus_url)
+        try:
+            await conn.execute("SET citus.enable_local_reference_table_foreign_keys TO off")
+            await conn.execute("SET citus.multi_shard_modify_mode TO 'sequential'")
+            for table in ("accounts", "workspaces"):
+                await conn.execute("SELECT create_reference_table($1)", table)
+            await conn.execute("SELECT create_distributed_table('tags', 'workspace_id')")
+        finally:
+            await conn.close()
+
+    run_sync(half_a_run)
+    assert _rows(citus_url, "SELECT pg_relation_size('tags')")[0][0] > 0
+    distribute_tables(citus_url)
+    assert _rows(citus_url, "SELECT pg_relation_size('tags')") == [(0,)]
+    with _app(citus_url) as http:
+        tags = Api(http, account).workspace()["tags"]
+    assert [t["id"] for t in tags] == [tag["id"]]
+
+
+def test_a_database_migrated_before_it_was_a_coordinator_is_laid_out() -> None:
+    """Extensions created before `CREATE EXTENSION citus` are on the coordinator only; the
+    command creates them on the workers (the shards' search needs `unaccent`)."""
+    url = create_citus_database(before_citus=migrate)
+    try:
+        account = new_account(url)
+        distribute_tables(url)
+        with _app(url) as http:
+            api = Api(http, account)
+            made = api.create_contact(name="Núñez")
+            found = ok_data(api.get("/api/contact", params={"q": "nunez"}))["data"]
+        assert [c["id"] for c in found] == [made["id"]]
+    finally:
+        drop_citus_database(url)
+
+
+def test_distribute_refuses_sqlite_and_makes_no_file(tmp_path: Path) -> None:
+    path = tmp_path / "none.db"
+    result = CliRunner().invoke(
+        main, ["citus", "distribute", "--database-url", f"sqlite:///{path}"]
+    )
+    assert result.exit_code == 1
+    assert "not PostgreSQL" in result.output
+    assert not path.exists()
 
 
 def test_migrate_after_distribute_lays_out_new_tables(citus_url: str) -> None:

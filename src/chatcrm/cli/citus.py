@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+from functools import partial
 
 import click
 
 from chatcrm.cli.connect_failures import connect_failure
 from chatcrm.cli.database import database_url_option, fail, settings_for
 from chatcrm.db.citus import NotACoordinator, check_coordinator, distribute
-from chatcrm.db.engine import DatabaseUrlError, standalone_engine
+from chatcrm.db.engine import DatabaseUrlError, backend_name, standalone_engine
 from chatcrm.db.migrate import upgrade
+from chatcrm.events.publisher import publish_everything
 
 
 @click.group()
@@ -23,8 +25,12 @@ def citus() -> None:
 @database_url_option
 def distribute_command(database_url: str | None) -> None:
     """Migrate, then distribute the tenant tables by workspace_id and make accounts,
-    workspaces and api_keys reference tables (idempotent; rows move to the workers)."""
+    workspaces, api_keys and channels reference tables (idempotent; rows move to the
+    workers). Run it with the service stopped."""
     settings = settings_for(database_url)
+    if backend_name(settings.database_url) != "postgresql":
+        # Before any engine: connecting to SQLite would make the file.
+        fail("not PostgreSQL: Citus needs a PostgreSQL coordinator")
 
     async def main() -> list[str]:
         engine = standalone_engine(settings.database_url, settings)
@@ -33,7 +39,9 @@ def distribute_command(database_url: str | None) -> None:
             async with engine.connect() as conn:
                 await check_coordinator(conn)
             await upgrade(engine, lay_out=False)
-            return await distribute(engine)
+            return await distribute(
+                engine, before_events_move=partial(publish_everything, settings)
+            )
         finally:
             await engine.dispose()
 

@@ -13,6 +13,7 @@ nothing.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from sqlalchemy import text
@@ -25,12 +26,18 @@ REFERENCE_TABLES = ("accounts", "workspaces", "api_keys", "channels")
 # time: two nodes starting together must not both distribute the same table).
 LOCK_KEY = 0x63686174_63697475
 
-# Without this, making `workspaces` a reference table turns every table with a foreign
-# key to it into a "Citus local table", which create_distributed_table then refuses
-# ("cannot distribute relation"). Without the second, tables with triggers are refused.
+# Without the first, making `workspaces` a reference table turns every table with a
+# foreign key to it into a "Citus local table", which create_distributed_table then
+# refuses ("cannot distribute relation"). Without the second, tables with triggers are
+# refused. Without the third, distributing a table with rows and a foreign key to a table
+# that also has rows and is itself distributed by workspace_id (a tag of a contact, a
+# delivery of an event) fails: "cannot execute parallel DDL on table … after DDL command on
+# reference table "workspaces"" — the copy reads `workspaces` over one connection, and the
+# foreign key's checks would then open several in the same transaction.
 _SESSION_SETTINGS = (
     "SET citus.enable_local_reference_table_foreign_keys TO off",
     "SET citus.enable_unsafe_triggers TO on",
+    "SET citus.multi_shard_modify_mode TO 'sequential'",
 )
 
 _TABLES = text(
@@ -98,6 +105,42 @@ BEGIN
 END
 $$
 """
+
+
+# The coordinator's own copy of a table laid out here that still holds rows: left by the
+# copy to the shards until emptied (also by a run that failed before emptying it).
+_LEFT_ON_THE_COORDINATOR = text(
+    """
+    SELECT c.relname
+    FROM pg_dist_partition p
+    JOIN pg_class c ON c.oid = p.logicalrelid
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = current_schema() AND NOT (p.partmethod = 'n' AND p.repmodel = 's')
+      AND pg_relation_size(c.oid) > 0
+    """
+)
+# The extensions the migrations create (search: 0011, 0013). Created on the coordinator
+# after `CREATE EXTENSION citus`, Citus creates them on the workers too; created before it
+# (a database migrated, then made a coordinator), they are only on the coordinator, and
+# the shards' search function and indexes would fail there.
+_EXTENSIONS_OF_THE_SCHEMA = ("pg_trgm", "unaccent")
+_EXTENSIONS = text("SELECT extname FROM pg_extension WHERE extname = ANY(:names) ORDER BY 1")
+_ON_WORKERS = text(
+    "SELECT nodename, nodeport, success, result FROM run_command_on_workers(:command)"
+)
+_WEBHOOKS = text("SELECT workspace_id, id FROM webhooks ORDER BY workspace_id, id")
+# A workspace's last event in the feed (events/feed.py's end, without its gate: nothing
+# else runs while the layout changes).
+_FEED_END = text(
+    "SELECT txid, seq FROM events WHERE workspace_id = :ws AND txid >= 0 "
+    "ORDER BY txid DESC, seq DESC LIMIT 1"
+)
+_PLACE_WEBHOOK = text(
+    "UPDATE webhooks SET feed_txid = :txid, feed_seq = :seq WHERE workspace_id = :ws AND id = :id"
+)
+
+# Called before the event table's rows move (see `distribute`).
+BeforeEventsMove = Callable[[], Awaitable[None]]
 
 
 class NotACoordinator(Exception):
@@ -172,18 +215,22 @@ def _dependency_order(names: list[str], edges: set[tuple[str, str]]) -> list[str
     return ordered
 
 
-async def _has_rows(conn: AsyncConnection, table: str) -> bool:
-    found = await conn.execute(text(f'SELECT 1 FROM ONLY "{table}" LIMIT 1'))
-    return found.first() is not None
-
-
-async def distribute(engine: AsyncEngine) -> list[str]:
+async def distribute(
+    engine: AsyncEngine, *, before_events_move: BeforeEventsMove | None = None
+) -> list[str]:
     """Lay every table not yet laid out on this Citus coordinator out; one line per table
     (`distributed contacts by workspace_id`, `made accounts a reference table`).
 
     Each call commits on its own (autocommit): a create_distributed_table of a table with
     rows copies them to the shards, which Citus does not allow after other distributed
     work in the same transaction. Raises NotACoordinator when this is not one.
+
+    Moving the event table changes every event's transaction id: its trigger fires again
+    on the worker, with the worker's ids, which have nothing to do with the coordinator's.
+    A feed reader's `after` names an event, found again at its new place; a webhook's
+    place is kept as ids, so `before_events_move` is awaited first (the publisher's
+    `publish_pending`: every delivery of the events so far queued) and each webhook then
+    starts from its workspace's last event, as when it is created.
     """
     async with engine.connect() as conn:
         conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
@@ -192,7 +239,7 @@ async def distribute(engine: AsyncEngine) -> list[str]:
             await conn.execute(text(setting))
         await conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": LOCK_KEY})
         try:
-            return await _lay_out(conn)
+            return await _lay_out(conn, before_events_move)
         finally:
             await conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": LOCK_KEY})
 
@@ -211,7 +258,30 @@ async def _shard_local_triggers(conn: AsyncConnection) -> None:
         await conn.execute(text(EVENT_TXID_FUNCTION))
 
 
-async def _lay_out(conn: AsyncConnection) -> list[str]:
+async def _extensions_on_the_workers(conn: AsyncConnection) -> None:
+    names = list(_EXTENSIONS_OF_THE_SCHEMA)
+    for (name,) in (await conn.execute(_EXTENSIONS, {"names": names})).all():
+        # Only where it is missing: a worker refuses any DDL of an extension Citus manages.
+        probe = f"SELECT count(*) FROM pg_extension WHERE extname = '{name}'"
+        found = (await conn.execute(_ON_WORKERS, {"command": probe})).all()
+        if all(node.success and node.result == "1" for node in found):
+            continue
+        # On the worker alone: with propagation on, a worker refuses the DDL ("operation
+        # is not allowed on this node"), which only the coordinator may propagate.
+        command = (
+            "SET citus.enable_ddl_propagation TO off; "
+            f"CREATE EXTENSION IF NOT EXISTS {name} SCHEMA public"
+        )
+        for node in (await conn.execute(_ON_WORKERS, {"command": command})).all():
+            if not node.success:
+                raise NotACoordinator(
+                    f"could not create the {name} extension on the worker "
+                    f"{node.nodename}:{node.nodeport}: {node.result}"
+                )
+
+
+async def _lay_out(conn: AsyncConnection, before_events_move: BeforeEventsMove | None) -> list[str]:
+    await _extensions_on_the_workers(conn)
     await _shard_local_triggers(conn)
     rows = (await conn.execute(_TABLES, {"column": DISTRIBUTION_COLUMN})).all()
     tables = {
@@ -235,17 +305,15 @@ async def _lay_out(conn: AsyncConnection) -> list[str]:
         if t.tenant and not t.laid_out and t.name not in REFERENCE_TABLES
     ]
     anchor = (await conn.execute(_ANCHOR, {"column": DISTRIBUTION_COLUMN})).scalar()
+    events_move = "events" in tenant
+    if events_move and before_events_move is not None:
+        await before_events_move()
 
     done: list[str] = []
-    moved: list[str] = []  # tables whose rows were copied: their shell still holds them
     for name in _dependency_order(reference, edges):
-        if not tables[name].citus_local and await _has_rows(conn, name):
-            moved.append(name)
         await conn.execute(text("SELECT create_reference_table(:t)"), {"t": name})
         done.append(f"made {name} a reference table")
     for name in _dependency_order(tenant, edges):
-        if not tables[name].citus_local and await _has_rows(conn, name):
-            moved.append(name)
         # The first one opens a co-location group of its own; the others join it.
         await conn.execute(
             text("SELECT create_distributed_table(:t, :column, colocate_with => :with)"),
@@ -253,9 +321,24 @@ async def _lay_out(conn: AsyncConnection) -> list[str]:
         )
         anchor = anchor or name
         done.append(f"distributed {name} by {DISTRIBUTION_COLUMN}")
+    if events_move and "webhooks" in tables:
+        placed = await _webhooks_from_the_feeds_end(conn)
+        if placed:
+            done.append(f"started {placed} webhook(s) after their workspace's last event")
     # Referencing tables first: a shell cannot be emptied while another's rows point at it.
-    for name in reversed(moved):
+    left = [r.relname for r in (await conn.execute(_LEFT_ON_THE_COORDINATOR)).all()]
+    for name in reversed(_dependency_order(left, edges)):
         await conn.execute(
             text("SELECT truncate_local_data_after_distributing_table(:t)"), {"t": name}
         )
     return done
+
+
+async def _webhooks_from_the_feeds_end(conn: AsyncConnection) -> int:
+    """Each webhook's place at its workspace's last event, in the worker's ids."""
+    webhooks = (await conn.execute(_WEBHOOKS)).all()
+    for ws, webhook_id in webhooks:
+        end = (await conn.execute(_FEED_END, {"ws": ws})).first()
+        txid, seq = (int(end.txid), int(end.seq)) if end is not None else (0, 0)
+        await conn.execute(_PLACE_WEBHOOK, {"ws": ws, "id": webhook_id, "txid": txid, "seq": seq})
+    return len(webhooks)

@@ -28,6 +28,7 @@ from typing import Any
 from sqlalchemy import Select, bindparam, select, text, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from chatcrm.config import Settings
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection, Database
 from chatcrm.db.errors import DatabaseError
@@ -168,6 +169,16 @@ async def publish_pending(db: Database) -> int:
             if count is None or count < BATCH:
                 break
     return total
+
+
+async def publish_everything(settings: Settings) -> None:
+    """`publish_pending` on a pool of its own: before the event table moves to Citus's
+    workers, where every event gets another transaction id (db/citus.py)."""
+    db = Database(settings)
+    try:
+        await publish_pending(db)
+    finally:
+        await db.dispose()
 
 
 Hook = Callable[[], None]
