@@ -37,6 +37,7 @@ from chatcrm.events.signals import Broadcast
 from chatcrm.messages.router import routes as message_routes
 from chatcrm.opportunities.router import routes as opportunity_routes
 from chatcrm.ops import metrics
+from chatcrm.ops.orphans import stop_when_orphaned
 from chatcrm.ops.router import routes as ops_routes
 from chatcrm.people.key_routes import routes as key_routes
 from chatcrm.people.session_routes import routes as session_routes
@@ -171,6 +172,8 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
             ),
             asyncio.create_task(upkeep_forever(background_db, app.state.auth_cache)),
             asyncio.create_task(metrics.pool_forever(db.pool_stats)),
+            # One of `serve --workers N`'s processes (with one, serve itself runs the app).
+            *([asyncio.create_task(stop_when_orphaned())] if settings.workers > 1 else []),
         ]
         if dispatch is not None:
             dispatch.start()
