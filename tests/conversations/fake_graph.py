@@ -51,6 +51,8 @@ class FakeGraph:
         self._ids = itertools.count(1)
         self._lock = threading.Condition()
         self.media: dict[str, tuple[str, bytes]] = {}
+        # Media ids the lookup answers with this status instead (a failing Graph API).
+        self.media_status: dict[str, int] = {}
         self._released = threading.Event()
         fake = self
 
@@ -74,7 +76,9 @@ class FakeGraph:
                     self._answer(401, b'{"error":{"code":190}}', "application/json", {})
                     return
                 parts = self.path.strip("/").split("/")
-                if parts[0] == "files" and parts[1] in fake.media:
+                if parts[-1] in fake.media_status:
+                    self._answer(fake.media_status[parts[-1]], b"{}", "application/json", {})
+                elif parts[0] == "files" and parts[1] in fake.media:
                     kind, data = fake.media[parts[1]]
                     self._answer(200, data, kind, {})
                 elif parts[-1] in fake.media:

@@ -273,19 +273,29 @@ def test_an_older_message_does_not_move_the_last_message_back(conv: Conversation
     assert "isRead" not in updates[-1]["changed"] and "lastMessage" in updates[-1]["changed"]
 
 
-def test_media_the_channel_cannot_give_is_a_503(conv: Conversation) -> None:
+def test_media_gone_at_the_channel_is_a_404_and_a_failing_channel_a_503(
+    conv: Conversation,
+) -> None:
     number = new_sender_number()
-    message = {
-        "from": number,
-        "id": wamid(),
-        "timestamp": "1760000000",
-        "type": "audio",
-        "audio": {"id": "media-gone", "mime_type": "audio/ogg"},
-    }
-    conv.deliver(delivery(conv.phone_number_id, messages=[message]))
-    stored = conv.messages(conv.contact_of(number)["id"])["messages"][0]
-    assert conv.contact(stored["contactId"])["lastMessage"] == "[audio]"
-    error(conv.api.get(f"/api/message/{stored['id']}/media"), 503, "SERVICE_UNAVAILABLE")
+    messages = [
+        {
+            "from": number,
+            "id": wamid(),
+            "timestamp": "1760000000",
+            "type": "audio",
+            "audio": {"id": media_id, "mime_type": "audio/ogg"},
+        }
+        for media_id in ("media-gone", "media-broken")
+    ]
+    conv.graph.media_status["media-broken"] = 500
+    conv.deliver(delivery(conv.phone_number_id, messages=messages))
+    stored = conv.messages(conv.contact_of(number)["id"])["messages"]
+    assert conv.contact(stored[0]["contactId"])["lastMessage"] == "[audio]"
+    gone, broken = stored
+    answer = conv.api.get(f"/api/message/{gone['id']}/media")
+    message = error(answer, 404, "NOT_FOUND")["message"]
+    assert "no media any more at the channel (the channel answered HTTP 404" in message
+    error(conv.api.get(f"/api/message/{broken['id']}/media"), 503, "SERVICE_UNAVAILABLE")
 
 
 def test_messages_recorded_at_once_for_one_contact_all_land(conv: Conversation) -> None:

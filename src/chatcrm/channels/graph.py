@@ -218,7 +218,12 @@ async def post(
 
 
 class MediaUnavailable(Exception):
-    """The channel could not give the media (its message says why, without the token)."""
+    """The channel could not give the media (its message says why, without the token);
+    `gone`: it said it has no such media (404 or 410: expired, or deleted)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.gone = status in (404, 410)
 
 
 async def media(
@@ -234,7 +239,10 @@ async def media(
     try:
         found = await client.get(lookup, headers=access.headers())
         if found.status_code != 200:
-            raise MediaUnavailable(f"the channel answered HTTP {found.status_code} for the media")
+            raise MediaUnavailable(
+                f"the channel answered HTTP {found.status_code} for the media",
+                status=found.status_code,
+            )
         info = found.json()
         url = info["url"]
         refused = await check_at_send(url, allow_private=allow_private)
@@ -246,6 +254,9 @@ async def media(
         raise MediaUnavailable(f"the channel could not give the media: {describe(exc)}") from None
     if answer.status_code != 200:
         await answer.aclose()
-        raise MediaUnavailable(f"the channel answered HTTP {answer.status_code} for the media")
+        raise MediaUnavailable(
+            f"the channel answered HTTP {answer.status_code} for the media",
+            status=answer.status_code,
+        )
     kind = answer.headers.get("content-type") or info.get("mime_type") or "application/octet-stream"
     return kind, answer.aiter_raw(), answer

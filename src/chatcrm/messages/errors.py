@@ -41,3 +41,10 @@ class NoMedia(ServiceError):
 
     def __init__(self, message_id: str) -> None:
         super().__init__(f"Message '{message_id}' has no media.")
+
+
+class MediaGone(ServiceError):
+    status, error_code = 404, m.NOT_FOUND
+
+    def __init__(self, message_id: str, why: str) -> None:
+        super().__init__(f"Message '{message_id}' has no media any more at the channel ({why}).")

@@ -18,7 +18,7 @@ from chatcrm.core import messages as m
 from chatcrm.core.errors import ServiceUnavailable
 from chatcrm.core.jsontext import load_exact
 from chatcrm.messages import bodies, service
-from chatcrm.messages.errors import NoMedia
+from chatcrm.messages.errors import MediaGone, NoMedia
 from chatcrm.messages.record import SCHEMA
 from chatcrm.records import visibility
 from chatcrm.records.types import Schema
@@ -222,6 +222,8 @@ async def get_media(call: Call, messageId: str) -> Response:
         )
     except graph.MediaUnavailable as exc:
         await client.aclose()
+        if exc.gone:  # expired or deleted at the channel: there is no media to give
+            raise MediaGone(messageId, str(exc)) from exc
         raise ServiceUnavailable(f"The channel could not give this media: {exc}") from exc
 
     async def close() -> None:
