@@ -21,6 +21,7 @@ from chatcrm.auth.service import USER, Principal
 from chatcrm.config import Settings
 from chatcrm.core.ids import new_id
 from chatcrm.core.timestamps import iso, utcnow
+from chatcrm.db import locks
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.errors import UniqueViolation
 from chatcrm.people import passwords, reach, tokens, two_factor
@@ -82,6 +83,7 @@ _LIVE_OF_USER = (
     .where(_s.user_id == bindparam("_user"), _s.ended_at.is_(None))
     .order_by(_s.created_at.desc(), _s.id.desc())
 )
+_ATTEMPTS_SEED = 0x73_69_67_6E  # sign-in subjects, among the advisory locks
 _FAILURES = select(sign_in_failures).where(_f.subject == bindparam("_subject"))
 # Counting reads the row locked (PostgreSQL; SQLite's writer lock already serialises):
 # parallel wrong guesses must not count as fewer.
@@ -266,6 +268,16 @@ async def _count_failure(conn: Connection, subject: str, limit: int, now: dateti
     )
 
 
+async def _one_attempt_at_a_time(conn: Connection, by_email: str, by_ip: str) -> None:
+    """Attempts of one e-mail, and of one address, wait for each other: each reads the
+    count the one before it left. Otherwise attempts made at once (on several nodes)
+    would all pass the check before any failure is counted, and the password be tried
+    more than the limit allows. Always the e-mail first: no two attempts wait for each
+    other in a circle."""
+    await locks.hold(conn, _ATTEMPTS_SEED, by_email)
+    await locks.hold(conn, _ATTEMPTS_SEED, by_ip)
+
+
 def _subjects(email: str, ip: str) -> tuple[str, str]:
     return f"email:{people.email_key(email)}"[:300], f"ip:{ip}"[:300]
 
@@ -284,9 +296,9 @@ async def sign_in(
     or TOO_MANY_ATTEMPTS (also for right credentials, while the wait lasts). A refusal is
     counted and committed (`on_failure(conn)` records it in the audit log) before it is
     raised."""
-    await conn.begin()
-    now = utcnow()
     by_email, by_ip = _subjects(email, ip)
+    await _one_attempt_at_a_time(conn, by_email, by_ip)
+    now = utcnow()
     wait = max(await _blocked(conn, by_email, now), await _blocked(conn, by_ip, now))
     if wait:
         raise TooManyAttempts(wait)
@@ -308,8 +320,9 @@ async def second_factor(
 ) -> None:
     """A two-factor user's code, where something other than sign-in starts a session (a
     reset link: J.1's Accept answers like sign-in); refused and throttled as there."""
-    now = utcnow()
     by_email, by_ip = _subjects(user["email"], ip)
+    await _one_attempt_at_a_time(conn, by_email, by_ip)
+    now = utcnow()
     wait = max(await _blocked(conn, by_email, now), await _blocked(conn, by_ip, now))
     if wait:
         raise TooManyAttempts(wait)

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 import pyotp
+from sqlalchemy import bindparam, select
 
 from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.timestamps import utcnow
@@ -17,6 +18,7 @@ from chatcrm.db.database import Connection, Row
 from chatcrm.people import tokens
 from chatcrm.people import users as people
 from chatcrm.people.errors import TwoFactorOn
+from chatcrm.people.tables import users
 
 ISSUER = "chatcrm"
 RECOVERY_CODES = 10
@@ -39,16 +41,29 @@ def _step_of(code: str, secret: str, after: int | None) -> int | None:
     return None
 
 
+# Read again, locked: two sign-ins with one code at once (on two nodes) must not both find
+# it unused, nor two recovery codes each write back a list the other's is still in.
+_STATE = (
+    select(users.c.totp_secret, users.c.totp_last_step, users.c.recovery_codes)
+    .where(users.c.id == bindparam("_id"))
+    .with_for_update()
+)
+
+
 async def accept_code(conn: Connection, user: Row, code: str) -> bool:
     """A TOTP code not used before, or an unused recovery code (used up now)."""
     code = code.strip().replace(" ", "")
-    secret = user["totp_secret"]
+    await conn.begin()
+    state = await conn.fetchrow(_STATE, {"_id": user["id"]})
+    if state is None:
+        return False
+    secret = state["totp_secret"]
     if secret:
-        step = _step_of(code, secret, user["totp_last_step"])
+        step = _step_of(code, secret, state["totp_last_step"])
         if step is not None:
             await people.set_columns(conn, user["id"], totp_last_step=step)
             return True
-    hashes: list[str] = orjson.loads(user["recovery_codes"] or "[]")
+    hashes: list[str] = orjson.loads(state["recovery_codes"] or "[]")
     digest = tokens.token_hash(code.lower())
     if digest in hashes:
         hashes.remove(digest)

@@ -16,6 +16,7 @@ from chatcrm.auth.service import Principal, key_changed
 from chatcrm.core.errors import FieldError, ValidationFailed, require_valid
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timestamps import iso, utcnow
+from chatcrm.db import locks
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import agents, workspaces
@@ -53,6 +54,7 @@ _BY_ANY_ID = select(users).where(_u.id == _ID)
 _BY_EMAIL = select(users).where(_u.email_key == bindparam("_email"))
 _OF_ACCOUNT = select(users).where(_u.account_id == _ACCOUNT).order_by(_u.created_at, _u.id)
 _ALL = select(users).order_by(_u.created_at, _u.id)
+_OWNERS_SEED = 0x6F_77_6E_72  # the account's owners, among the advisory locks
 _ACTIVE_OWNERS = select(func.count()).where(
     _u.account_id == _ACCOUNT, _u.role == scopes.OWNER, _u.status == ACTIVE
 )
@@ -187,6 +189,9 @@ async def _keeps_an_owner(
     was_owner = row["role"] == scopes.OWNER and row["status"] == ACTIVE
     still_owner = role == scopes.OWNER and status == ACTIVE
     if was_owner and not still_owner:
+        # Two owners demoting each other at once (on two nodes) must not both see the
+        # other still there: the second counts after the first has committed.
+        await locks.hold(conn, _OWNERS_SEED, account_id)
         owners = await conn.fetchval(_ACTIVE_OWNERS, {"_account": account_id})
         if int(owners or 0) <= 1:
             raise LastOwner

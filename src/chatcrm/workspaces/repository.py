@@ -6,9 +6,10 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, Table, bindparam, func, insert, select, update
+from sqlalchemy import Select, Table, bindparam, insert, select, update
 from sqlalchemy.sql.elements import BindParameter
 
+from chatcrm.db import locks
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.schema import workspaces
 from chatcrm.records.fields import FULL
@@ -25,19 +26,12 @@ _ACCOUNT_LISTING = _LISTING.where(workspaces.c.account_id == bindparam("_account
 
 _NAMES_SEED = 0x77_6F_72_6B  # this lock's own among the account-keyed advisory locks
 _ACCOUNT_NAMES = select(workspaces.c.name).where(workspaces.c.account_id == bindparam("_account"))
-# Until the transaction ends: the names an account's workspace creates choose from
-# (PostgreSQL; SQLite's write transaction already holds its one write lock).
-_NAMES_LOCK = select(
-    func.pg_advisory_xact_lock(func.hashtextextended(bindparam("_account"), _NAMES_SEED))
-)
 
 
 async def account_names(conn: Connection, account_id: str) -> set[str]:
     """The names of the account's workspaces, once no other create of the account can
     add one before this transaction ends."""
-    await conn.begin()
-    if conn.dialect == "postgresql":
-        await conn.fetch(_NAMES_LOCK, {"_account": account_id})
+    await locks.hold(conn, _NAMES_SEED, account_id)
     return {row["name"] for row in await conn.fetch(_ACCOUNT_NAMES, {"_account": account_id})}
 
 
