@@ -3,6 +3,7 @@ nothing, with the events of every change."""
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -223,3 +224,40 @@ def test_crossed_merges_queue_instead_of_deadlocking(api: Api) -> None:
         ok_data(get(api, winner))
         error(get(api, loser), 404, "CONTACT_NOT_FOUND")
         assert [e["type"] for e in history(api, "contact", loser)][-1] == "contact.deleted"
+
+
+def _merge_while_linking(api: Api) -> None:
+    primary = api.create_contact(name="Primary")
+    duplicate = api.create_contact(name="Duplicate")
+    deal = api.create_opportunity()
+    start = threading.Barrier(3)
+
+    def at_start(call: Any) -> Any:
+        start.wait()
+        return call()
+
+    calls = [
+        lambda: merge(api, primary["id"], [duplicate["id"]]),
+        lambda: api.put(
+            f"/api/opportunity?id={deal['id']}",
+            json={"paramToUpdate": "contactId", "contactId": duplicate["id"]},
+        ),
+        lambda: api.post(f"/api/contact/{duplicate['id']}/activities", json={"content": "called"}),
+    ]
+    with ThreadPoolExecutor(3) as pool:
+        merged, linked_answer, activity_answer = pool.map(at_start, calls)
+    assert merged.status_code == 200, merged.text
+    linked = ok_data(api.get(f"/api/opportunity/{deal['id']}"))["data"][0]["contactId"]
+    # Linked first and moved by the merge, or refused after it: never the deleted one.
+    assert linked == (primary["id"] if linked_answer.status_code == 200 else ""), linked
+    listed = api.get(f"/api/contact/{primary['id']}/activities").json()["data"]
+    contents = [a["content"] for a in (listed["data"] if isinstance(listed, dict) else listed)]
+    assert contents == (["called"] if activity_answer.status_code == 200 else []), contents
+
+
+def test_what_is_linked_to_a_duplicate_while_it_is_merged_ends_on_the_primary(api: Api) -> None:
+    """An opportunity given the duplicate as its contact, or an activity added to it, at the
+    moment it is merged: either it comes first and moves to the primary, or it waits and is
+    refused; never left on the deleted duplicate."""
+    for _ in range(4):
+        _merge_while_linking(api)

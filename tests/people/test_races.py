@@ -11,12 +11,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import httpx
 import pyotp
 
-from tests.client import Api, ok_data
+from tests.client import Api, ok_data, unique_email
 from tests.people.conftest import PASSWORD, Browser, person
 
 
@@ -98,3 +99,41 @@ def test_attempts_at_once_try_the_password_no_more_than_the_limit(owner_api: Api
     outcomes = _outcomes(answers)
     assert outcomes == {"INVALID_CREDENTIALS": 5, "TOO_MANY_ATTEMPTS": 7}, outcomes
     assert _sign_in(owner_api.http, email, PASSWORD).json()["errorCode"] == "TOO_MANY_ATTEMPTS"
+
+
+def test_a_disable_and_a_rename_at_once_both_hold(owner_api: Api) -> None:
+    for _ in range(3):
+        user = person(owner_api, "agent").user
+        path = f"/api/user/{user['id']}"
+        _at_once(
+            [
+                partial(owner_api.put, path, json={"status": "disabled"}, workspace=None),
+                partial(owner_api.put, path, json={"name": "Renamed"}, workspace=None),
+                partial(owner_api.put, path, json={"workspaceIds": [owner_api.ws]}, workspace=None),
+            ]
+        )
+        got = ok_data(owner_api.get(path, workspace=None))["user"]
+        assert (got["status"], got["name"]) == ("disabled", "Renamed"), got
+        refused = _sign_in(owner_api.http, user["email"], PASSWORD)
+        assert refused.json()["errorCode"] == "INVALID_CREDENTIALS"
+
+
+def test_two_invitations_of_one_e_mail_at_once_are_one_user_and_one_409(owner_api: Api) -> None:
+    for _ in range(3):
+        body = {"email": unique_email(), "name": "Twice", "role": "admin"}
+        answers = _at_once([partial(owner_api.post, "/api/user", json=body, workspace=None)] * 2)
+        assert _outcomes(answers) == {"OK": 1, "DUPLICATE_USER": 1}
+
+
+def test_two_factor_enabled_twice_at_once_with_one_code_is_on_once(owner_api: Api) -> None:
+    user = person(owner_api, "agent")
+    totp = pyotp.TOTP(ok_data(user.request("POST", "/api/me/2fa"))["secret"])
+    code = totp.now()
+    answers = _at_once(
+        [lambda: user.request("POST", "/api/me/2fa/enable", json={"code": code})] * 2
+    )
+    assert _outcomes(answers) == {"OK": 1, "VALIDATION_ERROR": 1}
+    shown = next(a for a in answers if a.status_code == 200).json()["data"]["recoveryCodes"]
+    # The codes shown are the ones that work.
+    signed_in = _sign_in(owner_api.http, user.user["email"], PASSWORD, shown[0])
+    assert signed_in.status_code == 200, signed_in.text

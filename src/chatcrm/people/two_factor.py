@@ -88,8 +88,11 @@ async def start(conn: Connection, user: Row) -> dict[str, Any]:
 
 async def enable(conn: Connection, user: Row, code: str) -> list[str]:
     """On, after a code of the secret set up; the recovery codes, shown this once."""
-    secret = user["totp_secret"]
-    step = None if not secret else _step_of(code.strip(), secret, user["totp_last_step"])
+    await conn.begin()
+    state = await conn.fetchrow(_STATE, {"_id": user["id"]})  # as in accept_code
+    step = None
+    if state is not None and state["totp_secret"]:
+        step = _step_of(code.strip(), state["totp_secret"], state["totp_last_step"])
     if step is None:
         raise ValidationFailed([FieldError("code", "is not a current code of the set-up secret")])
     codes = [f"{secrets.token_hex(4)}-{secrets.token_hex(4)}" for _ in range(RECOVERY_CODES)]

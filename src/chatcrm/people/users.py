@@ -50,11 +50,15 @@ _ID: BindParameter[str] = bindparam("_id")
 _ACCOUNT: BindParameter[str] = bindparam("_account")
 _INSERT = insert(users)
 _BY_ID = select(users).where(_u.id == _ID, _u.account_id == _ACCOUNT)
+# A change reads the row locked: two changes of one user at once (on two nodes) would
+# each write back the other's column as it read it (a disable lost to a rename).
+_BY_ID_LOCKED = _BY_ID.with_for_update()
 _BY_ANY_ID = select(users).where(_u.id == _ID)
 _BY_EMAIL = select(users).where(_u.email_key == bindparam("_email"))
 _OF_ACCOUNT = select(users).where(_u.account_id == _ACCOUNT).order_by(_u.created_at, _u.id)
 _ALL = select(users).order_by(_u.created_at, _u.id)
 _OWNERS_SEED = 0x6F_77_6E_72  # the account's owners, among the advisory locks
+_EMAIL_SEED = 0x65_6D_61_69  # an e-mail's user
 _ACTIVE_OWNERS = select(func.count()).where(
     _u.account_id == _ACCOUNT, _u.role == scopes.OWNER, _u.status == ACTIVE
 )
@@ -100,8 +104,11 @@ async def set_columns(conn: Connection, user_id: str, **columns: Any) -> None:
     await conn.execute(_update_user(columns), {"_id": user_id})
 
 
-async def by_id(conn: Connection, account_id: str, user_id: str) -> Row:
-    row = await conn.fetchrow(_BY_ID, {"_id": user_id, "_account": account_id})
+async def by_id(
+    conn: Connection, account_id: str, user_id: str, *, for_change: bool = False
+) -> Row:
+    statement = _BY_ID_LOCKED if for_change else _BY_ID
+    row = await conn.fetchrow(statement, {"_id": user_id, "_account": account_id})
     if row is None or not is_id(user_id):
         raise UserNotFound(user_id)
     return row
@@ -238,7 +245,9 @@ async def create(
     workspace_ids: list[str],
 ) -> Invited:
     """A user `invited`, and its invitation's token (the CLI and the demo owner too)."""
-    await conn.begin()
+    # Two invitations of one e-mail at once: the second finds the first (409), instead of
+    # meeting it on the unique index.
+    await locks.hold(conn, _EMAIL_SEED, email_key(email))
     if await by_email(conn, email) is not None:
         raise DuplicateUser
     now = utcnow()
@@ -306,7 +315,7 @@ async def update_user(
     require_valid(given.errors)
     clean = given.clean
     await conn.begin()
-    row = await by_id(conn, account_id, user_id)
+    row = await by_id(conn, account_id, user_id, for_change=True)
     role = str(clean["role"] if "role" in clean else row["role"])
     status = str(clean["status"] if "status" in clean else row["status"])
     check_may_manage(caller, row)
@@ -338,7 +347,7 @@ async def update_user(
 async def remove(conn: Connection, caller: Principal, account_id: str, user_id: str) -> Row:
     """Disabled, its record kept (past events name it)."""
     await conn.begin()
-    row = await by_id(conn, account_id, user_id)
+    row = await by_id(conn, account_id, user_id, for_change=True)
     check_may_manage(caller, row)
     await _keeps_an_owner(conn, account_id, row, row["role"], DISABLED)
     await set_columns(conn, user_id, status=DISABLED, updated_at=utcnow())

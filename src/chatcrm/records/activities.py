@@ -55,7 +55,7 @@ async def add(
     if activities.changes_owner:
         if await statements.lock(conn, owner, workspace_id, record_id) is None:
             raise owner.not_found(record_id)
-    elif not await live_record_exists(conn, owner.table, workspace_id, record_id):
+    elif not await live_record_exists(conn, owner.table, workspace_id, record_id, for_write=True):
         raise owner.not_found(record_id)
     creation = Creation(conn, workspace_id, new_id(), key_id, now, {})
     await fill(activities.fields, given, creation)

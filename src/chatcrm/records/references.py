@@ -37,19 +37,24 @@ def _tags_statement(dialect: str) -> Select[Any]:
 
 
 @cache
-def _live_record_statement(table: Any) -> Select[Any]:
+def _live_record_statement(table: Any, for_write: bool) -> Select[Any]:
     c = table.c
-    return select(c.id).where(c.workspace_id == _WS, c.id == _ID, c.deleted_at.is_(None))
+    statement = select(c.id).where(c.workspace_id == _WS, c.id == _ID, c.deleted_at.is_(None))
+    # A write that will point at the record (an opportunity's contact, an activity) keeps
+    # it from being deleted or merged away until it commits, and one that waited for a
+    # merge finds the record gone: never a link to a contact deleted meanwhile.
+    return statement.with_for_update(read=True) if for_write else statement
 
 
 async def live_record_exists(
-    conn: Connection, table: Any, workspace_id: str, record_id: str
+    conn: Connection, table: Any, workspace_id: str, record_id: str, *, for_write: bool = False
 ) -> bool:
-    """A record of the table (contacts, opportunities) that is not deleted."""
+    """A record of the table (contacts, opportunities) that is not deleted (`for_write`:
+    and stays so until the transaction ends)."""
     if not is_id(record_id):
         return False
     row = await conn.fetchrow(
-        _live_record_statement(table), {"_ws": workspace_id, "_id": record_id}
+        _live_record_statement(table, for_write), {"_ws": workspace_id, "_id": record_id}
     )
     return row is not None
 
@@ -85,7 +90,7 @@ class References:
         elif target in self.records:
             table = self.records[target]
             if not (
-                await live_record_exists(self.conn, table, self.workspace_id, value)
+                await live_record_exists(self.conn, table, self.workspace_id, value, for_write=True)
                 and await visibility.sees_contact(self.conn, table, self.workspace_id, value)
             ):
                 self.errors.append(FieldError(key, not_in_workspace(target, stage_kind="")))
