@@ -279,6 +279,25 @@ def test_add_stage_appends_with_the_next_order(api: Api, kind: str) -> None:
     assert len(view[f"{other}Stages"]) == 4
 
 
+def test_stages_created_at_once_take_distinct_orders(api: Api) -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = f"/api/workspace/{api.ws}/stages"
+    for round_ in range(3):
+        start = threading.Barrier(3)
+
+        def add(name: str, start: threading.Barrier = start) -> httpx.Response:
+            start.wait()
+            return api.post(path, json={"kind": "contact", "name": name})
+
+        with ThreadPoolExecutor(3) as pool:
+            answers = list(pool.map(add, [f"R{round_}-{i}" for i in range(3)]))
+        assert all(a.status_code == 200 for a in answers), [a.text for a in answers]
+    orders = [s["order"] for s in api.workspace()["contactStages"]]
+    assert orders == list(range(1, len(orders) + 1)), orders
+
+
 def test_new_stages_are_usable(api: Api) -> None:
     contact_stage = api.add_stage("contact")
     opportunity_stage = api.add_stage("opportunity")

@@ -12,6 +12,7 @@ from sqlalchemy import ColumnElement, String, and_, bindparam, func, select
 from chatcrm.core import phone
 from chatcrm.core import values as v
 from chatcrm.core.errors import FieldError
+from chatcrm.db import locks
 from chatcrm.db.schema import agents, segmentations, stages, tags
 from chatcrm.records.array_types import Rows
 from chatcrm.records.defaults import NOW, RECORD_ID, Creation, Default
@@ -76,6 +77,7 @@ class Country(ValueType):
         return {"type": "string", "minLength": 2, "maxLength": 2}
 
 
+_STAGES_SEED = 0x73_74_67_65  # a workspace's stages of one kind, among the advisory locks
 _NEXT_STAGE_POSITION = select(func.coalesce(func.max(stages.c.position), 0) + 1).where(
     stages.c.workspace_id == bindparam("_ws"), stages.c.kind == bindparam("_kind")
 )
@@ -88,6 +90,10 @@ class _NextPosition(Default):
 
     async def value(self, creation: Creation) -> Any:
         params = {"_ws": creation.workspace_id, "_kind": creation.values["kind"]}
+        # Stages of one kind created at once (on two nodes) take turns: each reads the last
+        # position after the one before it was written, and no two share a position.
+        name = f"{creation.workspace_id}:{creation.values['kind']}"
+        await locks.hold(creation.conn, _STAGES_SEED, name)
         return int(await creation.conn.fetchval(_NEXT_STAGE_POSITION, params))
 
 
