@@ -3,14 +3,18 @@ no worker behind: each stops within seconds, and the port is free for the restar
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from chatcrm.ops.orphans import stop_when_orphaned
 from tests.servers import serve
 
 pytestmark = pytest.mark.slow
@@ -54,3 +58,36 @@ def test_workers_stop_when_serve_is_killed(tmp_path: Path) -> None:
             time.sleep(0.2)
         with pytest.raises(httpx.TransportError):
             httpx.get(f"{server.base_url}/health", timeout=2)
+
+
+def _watch_after_a_while() -> None:
+    time.sleep(1)  # the parent is gone before the worker starts watching it
+    asyncio.run(stop_when_orphaned(every=0.1))
+
+
+_START_AND_DIE = """
+import multiprocessing, os, sys
+from tests.test_serve_orphans import _watch_after_a_while
+worker = multiprocessing.get_context("spawn").Process(target=_watch_after_a_while)
+worker.start()
+print(worker.pid, flush=True)
+os._exit(0)
+"""
+
+
+def test_a_worker_whose_parent_died_while_it_started_stops_too() -> None:
+    """Its parent is the one that started it, not whatever `getppid` names when it first
+    looks (init, once the parent is gone)."""
+    root = Path(__file__).resolve().parent.parent
+    started = subprocess.run(
+        [sys.executable, "-c", _START_AND_DIE], cwd=root, capture_output=True, text=True, timeout=30
+    )
+    worker = int(started.stdout.split()[0])
+    deadline = time.monotonic() + 20
+    try:
+        while _alive(worker):
+            assert time.monotonic() < deadline, "the worker outlived its parent"
+            time.sleep(0.1)
+    finally:
+        if _alive(worker):
+            os.kill(worker, signal.SIGKILL)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import os
 import signal
 
@@ -18,8 +19,17 @@ log = logging.getLogger("chatcrm")
 EVERY_SECONDS = 1.0
 
 
+def _parent() -> int:
+    """The pid of the process that started this one. A worker is started by
+    multiprocessing, which hands it its parent's pid: `os.getppid()` read now would already
+    name init if the parent died while this worker was still starting (seen on a slow
+    machine), and the worker would then never stop."""
+    started_by = multiprocessing.parent_process()
+    return started_by.pid if started_by is not None and started_by.pid else os.getppid()
+
+
 async def stop_when_orphaned(every: float = EVERY_SECONDS) -> None:
-    parent = os.getppid()
+    parent = _parent()
     while True:
         await asyncio.sleep(every)
         if os.getppid() != parent:
