@@ -176,3 +176,29 @@ def test_a_lease_is_given_back_after_100_ms(postgres_url: str) -> None:
     refill = (at_after - at) * rate
     returned = tokens_after + taken_after - tokens - refill
     assert abs(returned - 9) < 0.01, (returned, tokens, tokens_after, refill)
+
+
+def test_requests_at_once_wait_for_the_one_lease_being_taken(postgres_url: str) -> None:
+    """Ten requests of one key arrive while none of the process's lease is left: one of
+    them takes the next lease and the nine others spend it, one statement in all."""
+    limiter = SharedRateLimiter()
+    rate, burst = 1_000.0, 4_000.0  # leases of 10 tokens
+
+    async def work(db: Database) -> tuple[list[bool], tuple[Any, ...], tuple[Any, ...]]:
+        async with db.session() as conn:
+            await budgets.spend(conn, KEY, rate=rate, capacity=burst, count=4_000)  # empty
+        await asyncio.sleep(0.05)  # refilled with 50 tokens: far below the capacity
+        before = await bucket(db)
+
+        async def one() -> bool:
+            async with db.session() as conn:
+                decision = await limiter.take(conn, KEY, rate=rate, burst=burst)
+            return decision is not None and decision.allowed
+
+        allowed = await asyncio.gather(*(one() for _ in range(10)))
+        return allowed, before, await bucket(db)
+
+    allowed, (tokens, at, _), (tokens_after, at_after, taken) = with_db(postgres_url, work)
+    assert allowed == [True] * 10
+    spent = tokens + (at_after - at) * rate - tokens_after
+    assert taken == 10 and abs(spent - 10) < 0.01, spent  # one lease, not ten
