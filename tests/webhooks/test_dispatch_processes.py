@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from chatcrm.db.database import Database
+from chatcrm.webhooks.dispatcher import SHUTDOWN_GRACE_SECONDS
 from tests.servers import serve
 from tests.test_cli import chatcrm_executable
 from tests.webhooks import rows
@@ -118,7 +119,9 @@ def test_dispatch_stops_cleanly_on_sigterm(dispatch_url: str) -> None:
         started = time.monotonic()
         process.popen.send_signal(signal.SIGTERM)
         assert process.popen.wait(timeout=10) == 0
-        assert time.monotonic() - started < 3
+        # No attempt was under way: the stop waits out no grace. (Shutting the pool and
+        # the interpreter down took 3.01 s on Citus on the slowest test machine.)
+        assert time.monotonic() - started < SHUTDOWN_GRACE_SECONDS
     assert process.logged("webhook dispatcher stopped")
 
 
