@@ -71,8 +71,8 @@ class SharedRateLimiter:
 
     One request of a process takes a key's next lease; the key's other requests that
     arrive meanwhile wait for it rather than each taking a lease of their own (at full
-    speed, three to five statements at every renewal, each reserving a lease this process
-    then held)."""
+    speed that was about fourteen statements where one does, each reserving a lease this
+    process then held: docs/performance.md)."""
 
     LEASE_SECONDS = 0.01
     LEASE_OF_BURST = 0.05
