@@ -1,10 +1,12 @@
 """Which references to tenant tables in a SQL statement are not pinned to one workspace.
 
 A reference is pinned when its `workspace_id` is equal, through a chain of `=` conditions
-that must all hold (conjuncts of a WHERE or a JOIN's ON, in its own query or an enclosing
-one), to a bound parameter or a literal. That is what Citus needs to route the statement
-to one shard: a join or a correlated subquery on `a.workspace_id = b.workspace_id` is
-pinned when one side is. An OR pins what each of its branches sets to the same value
+that must all hold (conjuncts of a WHERE or a JOIN's ON of its own query), to a bound
+parameter or a literal. That is what Citus needs to route the statement to one shard: a
+join on `a.workspace_id = b.workspace_id` is pinned when one side is, but a subquery
+pinned only through the outer query's row (`inner.workspace_id = outer.workspace_id`) is
+not: Citus plans that statement for every shard (docs/scaling.md 3.4), so a subquery
+names the workspace's parameter itself. An OR pins what each of its branches sets to the same value
 (`(ws = $1 AND a = $2) OR (ws = $1 AND b = $2)`, which PostgreSQL factors into
 `ws = $1 AND (...)`). `IN`, `= ANY(...)`, NOT, anything else: not pinned.
 The target of an INSERT is not checked (its row names its workspace); a SELECT inside one
@@ -63,11 +65,14 @@ def unpinned(
     sources = {id(q): list(_sources(q)) for q in queries}
     sets = _Sets()
     for query in queries:
+        own = {id(s.node) for s in sources[id(query)]}
         for condition in _conditions(query):
             if isinstance(condition, exp.Or):
                 for column in _pinned_in_every_branch(condition, query, sources):
                     sets.union(column, PIN)
             for a, b in _pairs(condition, query, sources):
+                if not (_of(a, own) and _of(b, own)):
+                    continue  # a correlation with an enclosing query's row pins nothing
                 sets.union(a, b)
                 for key in (a, b):
                     if key[0] == "value":
@@ -164,6 +169,11 @@ def _pairs(
         a, b = _term(left, query, sources), _term(right, query, sources)
         if a is not None and b is not None:
             yield a, b
+
+
+def _of(key: Key, own: set[int]) -> bool:
+    """A value, or a column of one of the query's own sources."""
+    return key[0] == "value" or key[1] in own
 
 
 def _pinned_in_every_branch(

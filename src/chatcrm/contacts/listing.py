@@ -30,7 +30,7 @@ class _Tagged(Filter):
 
     def condition(self, kind: RecordKind, variant: str, dialect: str) -> ColumnElement[bool]:
         return exists().where(
-            contact_tags.c.workspace_id == c.workspace_id,
+            contact_tags.c.workspace_id == bindparam("_ws"),
             contact_tags.c.contact_id == c.id,
             contact_tags.c.tag_id == bindparam("_tag"),
         )

@@ -122,9 +122,10 @@ class _Tags(After):
 def agent_name(table: Any, dialect: str) -> ColumnElement[Any]:
     """assignedAgentName follows assignedAgentId: the agent's name, looked up when read."""
     c = table.c
+    # The request's workspace, not the outer row's: docs/scaling.md 3.4 (one shard).
     return (
         select(agents.c.name)
-        .where(agents.c.workspace_id == c.workspace_id, agents.c.id == c.assigned_agent_id)
+        .where(agents.c.workspace_id == bindparam("_ws"), agents.c.id == c.assigned_agent_id)
         .scalar_subquery()
     )
 
@@ -143,7 +144,7 @@ def tag_list(table: Any, dialect: str) -> ColumnElement[Any]:
         from_=contact_tags.join(
             tags, and_(tags.c.workspace_id == _ct.workspace_id, tags.c.id == _ct.tag_id)
         ),
-        where=and_(_ct.workspace_id == c.workspace_id, _ct.contact_id == c.id),
+        where=and_(_ct.workspace_id == bindparam("_ws"), _ct.contact_id == c.id),
         parent=table,
         order_by=[_ct.position],
     )

@@ -195,7 +195,7 @@ def _records_seen(dialect: str) -> ColumnElement[bool]:
         seen.append(
             exists(
                 select(r.id).where(
-                    r.workspace_id == c.workspace_id,
+                    r.workspace_id == bindparam("_ws"),
                     r.id == c.record_id,
                     visibility.condition(kind, dialect),
                 )
@@ -214,7 +214,7 @@ def _records_seen(dialect: str) -> ColumnElement[bool]:
                 )
             )
             .where(
-                m.workspace_id == c.workspace_id,
+                m.workspace_id == bindparam("_ws"),
                 m.id == c.record_id,
                 visibility.condition(CONTACT, dialect),
             )

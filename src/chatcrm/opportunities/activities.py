@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_
+from sqlalchemy import ColumnElement, and_, bindparam
 
 from chatcrm.db.schema import opportunity_activities
 from chatcrm.records.defaults import CALLER, NOW, RECORD_ID
@@ -34,6 +34,7 @@ def activity_list(table: Any, dialect: str) -> ColumnElement[Any]:
         opportunity_activities,
         dialect,
         parent=table,
-        where=and_(c.workspace_id == table.c.workspace_id, c.opportunity_id == table.c.id),
+        # The request's workspace, not the outer row's: docs/scaling.md 3.4 (one shard).
+        where=and_(c.workspace_id == bindparam("_ws"), c.opportunity_id == table.c.id),
         order_by=[c.date, c.id],
     )

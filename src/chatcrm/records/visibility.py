@@ -86,7 +86,7 @@ def condition(kind: RecordKind, dialect: str) -> ColumnElement[bool]:
         return in_id_list(c.assigned_agent_id, MINE, dialect)
     contact_seen = exists(
         select(contacts.c.id).where(
-            contacts.c.workspace_id == c.workspace_id,
+            contacts.c.workspace_id == bindparam("_ws"),
             contacts.c.id == c.contact_id,
             _contact_visible(contacts, dialect),
         )

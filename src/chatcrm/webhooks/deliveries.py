@@ -199,7 +199,7 @@ def _requeue(dialect: str, since: bool) -> Any:
         # was made for (D.1: "sent to that endpoint only"), which holds its delivery.
         own_test = exists(
             select(_d.event_id).where(
-                _d.workspace_id == _e.workspace_id,
+                _d.workspace_id == bindparam("_ws"),
                 _d.webhook_id == bindparam("_webhook", type_=String()),
                 _d.event_id == _e.id,
             )
