@@ -410,36 +410,45 @@ def _forget_kept(url: str) -> None:
         _on_kept_loop(db.dispose())
 
 
-def new_account(database_url: str, workspace_name: str = "Test workspace") -> NewAccount:
-    """An account + workspace + key, through the code the CLI uses."""
-
-    async def run(db: Database) -> NewAccount:
-        async with db.transaction() as conn:
-            return await init_account(conn, workspace_name=workspace_name)
-
+def on_database(database_url: str, work: Callable[[Database], Coroutine[Any, Any, T]]) -> T:
+    """`work` done by the test code with a Database of `database_url`: the one kept for it
+    on PostgreSQL and Citus (see above), a new one on SQLite."""
     if database_url.startswith("sqlite"):
 
-        async def once() -> NewAccount:
+        async def once() -> T:
             db = Database(Settings(database_url=database_url))
             try:
-                return await run(db)
+                return await work(db)
             finally:
                 await db.dispose()
 
         return run_sync(once)
 
-    async def kept() -> NewAccount:
+    async def kept() -> T:
         if database_url not in _kept:
             _kept[database_url] = Database(Settings(database_url=database_url))
+        return await work(_kept[database_url])
+
+    return _on_kept_loop(kept())
+
+
+def new_account(database_url: str, workspace_name: str = "Test workspace") -> NewAccount:
+    """An account + workspace + key, through the code the CLI uses."""
+
+    async def make(db: Database) -> NewAccount:
+        async with db.transaction() as conn:
+            return await init_account(conn, workspace_name=workspace_name)
+
+    async def run(db: Database) -> NewAccount:
         try:
-            return await run(_kept[database_url])
+            return await make(db)
         except Unavailable:
             # On Citus the key's INSERT and an app's key-use upkeep (an UPDATE of the same
             # reference table, every 30 s) may meet in a deadlock across nodes, and Citus
             # rolls one back; the API answers 503 for it. Made again, the account is made.
-            return await run(_kept[database_url])
+            return await make(db)
 
-    return _on_kept_loop(kept())
+    return on_database(database_url, run)
 
 
 @pytest.fixture

@@ -4,20 +4,21 @@ change data, and no error body may show a stack trace, a driver name or SQL."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import Select, bindparam, select
 
-from chatcrm.config import Settings
-from chatcrm.db.engine import standalone_engine
+from chatcrm.db.database import Database
+from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import metadata, workspaces
 from tests.client import ENVELOPE_KEYS, Api, error, ok_data, unique_email
+from tests.conftest import on_database
 
 MIB = 1024 * 1024
 
@@ -66,31 +67,36 @@ def snapshot(
     """Every stored row of the account's workspaces (or of one of them), to prove that a
     request changed nothing."""
 
-    async def run() -> dict[str, list[tuple[str, ...]]]:
-        engine = standalone_engine(database_url, Settings(database_url=database_url))
-        try:
-            async with engine.connect() as conn:
-                query = select(workspaces).where(workspaces.c.account_id == account_id)
-                if workspace_id is not None:
-                    query = query.where(workspaces.c.id == workspace_id)
-                ws_rows = (await conn.execute(query)).all()
-                ids = [row.id for row in ws_rows]
-                out = {"workspaces": sorted(tuple(map(repr, row)) for row in ws_rows)}
-                for table in metadata.sorted_tables:
-                    if "workspace_id" not in table.c:
-                        continue
-                    # An endpoint's feed place is moved by the publisher in the background:
-                    # bookkeeping, not a change a request made.
-                    columns = [c for c in table.c if (table.name, c.name) not in PUBLISHER_COLUMNS]
-                    rows = (
-                        await conn.execute(select(*columns).where(table.c.workspace_id.in_(ids)))
-                    ).all()
-                    out[table.name] = sorted(tuple(map(repr, row)) for row in rows)
-                return out
-        finally:
-            await engine.dispose()
+    async def run(db: Database) -> dict[str, list[tuple[str, ...]]]:
+        async with db.session() as conn:
+            query = _workspaces_of(one=workspace_id is not None)
+            ws_rows = await conn.fetch(query, {"_account": account_id, "_ws": workspace_id})
+            ids = [row["id"] for row in ws_rows]
+            out = {"workspaces": sorted(tuple(map(repr, row.values())) for row in ws_rows)}
+            for table in metadata.sorted_tables:
+                if "workspace_id" not in table.c:
+                    continue
+                rows = await conn.fetch(
+                    _rows_of(table, conn.dialect), {"_ids": id_list(ids, conn.dialect)}
+                )
+                out[table.name] = sorted(tuple(map(repr, row.values())) for row in rows)
+            return out
 
-    return asyncio.run(run())
+    return on_database(database_url, run)
+
+
+@cache
+def _workspaces_of(*, one: bool) -> Select[Any]:
+    query = select(workspaces).where(workspaces.c.account_id == bindparam("_account"))
+    return query.where(workspaces.c.id == bindparam("_ws")) if one else query
+
+
+@cache
+def _rows_of(table: Any, dialect: str) -> Select[Any]:
+    # An endpoint's feed place is moved by the publisher in the background: bookkeeping,
+    # not a change a request made.
+    columns = [c for c in table.c if (table.name, c.name) not in PUBLISHER_COLUMNS]
+    return select(*columns).where(in_id_list(table.c.workspace_id, "_ids", dialect))
 
 
 PUBLISHER_COLUMNS = {("webhooks", "feed_txid"), ("webhooks", "feed_seq")}
