@@ -167,7 +167,7 @@ def measure(base: str, key: str, ws: str, requests: int) -> dict[str, float]:
 
 
 def run(url: str, *, citus: bool, requests: int) -> dict[str, float]:
-    _chatcrm("citus", "distribute", url=url) if citus else _chatcrm("migrate", url=url)
+    _chatcrm(*(("citus", "distribute") if citus else ("migrate",)), url=url)
     account: dict[str, Any] = orjson.loads(_chatcrm("init", "--json", url=url))
     with served(url) as base:
         return measure(base, account["apiKey"], account["workspaceId"], requests)

@@ -6,8 +6,8 @@ parameter or a literal. That is what Citus needs to route the statement to one s
 join on `a.workspace_id = b.workspace_id` is pinned when one side is, but a subquery
 pinned only through the outer query's row (`inner.workspace_id = outer.workspace_id`) is
 not: Citus plans that statement for every shard (docs/scaling.md 3.4), so a subquery
-names the workspace's parameter itself. An OR pins what each of its branches sets to the same value
-(`(ws = $1 AND a = $2) OR (ws = $1 AND b = $2)`, which PostgreSQL factors into
+names the workspace's parameter itself. An OR pins what each of its branches sets to the
+same value (`(ws = $1 AND a = $2) OR (ws = $1 AND b = $2)`, which PostgreSQL factors into
 `ws = $1 AND (...)`). `IN`, `= ANY(...)`, NOT, anything else: not pinned.
 The target of an INSERT is not checked (its row names its workspace); a SELECT inside one
 (INSERT … SELECT, a scalar subquery in VALUES) is.

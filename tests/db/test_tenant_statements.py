@@ -340,21 +340,20 @@ def test_a_statement_without_the_equality_is_caught(dialect: str, name: str) -> 
 def test_pinned_shapes_pass(dialect: str) -> None:
     """A join on workspace_id, pinned through the other side; a correlated subquery that
     names the workspace's parameter itself."""
-    tags = _tags
     inner = _contacts.alias("inner")
     joined = (
         select(_c.id)
         .select_from(
             _contacts.join(
-                tags, (tags.c.workspace_id == _c.workspace_id) & (tags.c.contact_id == _c.id)
+                _tags, (_tags.c.workspace_id == _c.workspace_id) & (_tags.c.contact_id == _c.id)
             )
         )
         .where(_c.workspace_id == bindparam("_ws"))
     )
-    correlated = select(tags.c.tag_id).where(
-        tags.c.workspace_id == bindparam("_ws"),
+    correlated = select(_tags.c.tag_id).where(
+        _tags.c.workspace_id == bindparam("_ws"),
         select(inner.c.id)
-        .where(inner.c.workspace_id == bindparam("_ws"), inner.c.id == tags.c.contact_id)
+        .where(inner.c.workspace_id == bindparam("_ws"), inner.c.id == _tags.c.contact_id)
         .exists(),
     )
     either = select(_c.id).where(
