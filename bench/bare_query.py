@@ -4,7 +4,8 @@ adds on top of one of these is its own cost; what a floor costs is the database 
 and the server, on this machine. A floor that misses a target proves that no code of
 chatcrm's could reach it here.
 
-`CHATCRM_BARE_CASE` picks the floor:
+`CHATCRM_BARE_CASE` picks the floor (a request for `/<case>` picks its own, as
+bench/in_process.py does to measure several in one process):
 
 - `roundtrip`: `SELECT 1`, the least any call that reads the database costs;
 - `get_contact`: chatcrm's own compiled read of a random contact;
@@ -98,18 +99,18 @@ async def _get_pool() -> PgPool:
     return _pool
 
 
-async def _answer(conn: asyncpg.Connection) -> Any:
-    if _CASE == "roundtrip":
+async def _answer(conn: asyncpg.Connection, case: str) -> Any:
+    if case == "roundtrip":
         return await conn.fetchval("SELECT 1")
-    if _CASE == "get_contact":
+    if case == "get_contact":
         args = _GET.args({"_ws": _WORKSPACE, "_id": random.choice(_IDS)})
         return dict(await conn.fetchrow(_GET.sql, *args))
-    if _CASE == "update_contact":
+    if case == "update_contact":
         args = _UPDATE.args(
             {"name": f"n{random.random()}", "_ws": _WORKSPACE, "_id": random.choice(_IDS)}
         )
         return await conn.execute(_UPDATE.sql, *args)
-    if _CASE == "update_contact_event":
+    if case == "update_contact_event":
         args = _UPDATE_EVENT.args(
             {
                 "name": f"n{random.random()}",
@@ -120,10 +121,10 @@ async def _answer(conn: asyncpg.Connection) -> Any:
             }
         )
         return await conn.execute(_UPDATE_EVENT.sql, *args)
-    if _CASE == "list_first_page":
+    if case == "list_first_page":
         args = _LIST.args({"_ws": _WORKSPACE, "_limit": 21})
         return [dict(r) for r in (await conn.fetch(_LIST.sql, *args))[:20]]
-    raise ValueError(_CASE)
+    raise ValueError(case)
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -132,7 +133,7 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     pool = await _get_pool()
     conn = await pool.acquire()
     try:
-        answer = await _answer(conn)
+        answer = await _answer(conn, scope["path"].strip("/") or _CASE)
     finally:
         pool.release(conn)
     body = orjson.dumps(answer, default=str)

@@ -154,13 +154,21 @@ async def main(args: argparse.Namespace) -> None:
         more = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
         return _scope("PUT", "/api/contact", headers + more, query), body
 
+    def list_first_page() -> Request:
+        return _scope("GET", "/api/contact", headers), b""
+
     def floor() -> Request:
-        return _scope("GET", "/", []), b""
+        return _scope("GET", "/get_contact", []), b""
+
+    def page_floor() -> Request:
+        return _scope("GET", "/list_first_page", []), b""
 
     cases = {
         "GET contact by id": (app, get_contact),
         "Update Contact (name)": (app, update_contact),
+        "List contacts, first page": (app, list_first_page),
         "(floor) bare, same SELECT": (bare_query.app, floor),
+        "(floor) bare, same page": (bare_query.app, page_floor),
     }
     with _stderr_to_null():
         async with app.router.lifespan_context(app):
@@ -170,6 +178,8 @@ async def main(args: argparse.Namespace) -> None:
         print(f"  {name:28} {micros:7.1f} µs")
     floor_us = best["(floor) bare, same SELECT"]
     print(f"  GET over its floor: {best['GET contact by id'] - floor_us:.1f} µs")
+    page_us = best["(floor) bare, same page"]
+    print(f"  first page over its floor: {best['List contacts, first page'] - page_us:.1f} µs")
 
 
 if __name__ == "__main__":
