@@ -14,6 +14,10 @@ bench/in_process.py does to measure several in one process):
 - `update_contact_event`: the same `UPDATE` and, in the same statement, the insert of its
   event (a body of the size of a real `contact.updated` event) into the outbox: the least
   an update costs when, as contract D requires, no change commits without its event;
+- `update_contact_evented`: chatcrm's own evented update of a contact's name
+  (records/evented_update.py), alone: the `UPDATE … RETURNING` of the record in its
+  written shape and the insert of its event with the body the database builds from it.
+  What the statement itself costs, without the request around it;
 - `list_first_page`: chatcrm's own compiled first page of contacts (20 records).
 
 Also configured by the environment: CHATCRM_BARE_URL (PostgreSQL URL),
@@ -25,6 +29,7 @@ from __future__ import annotations
 import os
 import random
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +39,12 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from chatcrm.contacts.kind import CONTACT
+from chatcrm.core.timestamps import iso
 from chatcrm.db import keyset
 from chatcrm.db.compiled import Compiled, compiled
 from chatcrm.db.pg_pool import PgPool
-from chatcrm.records import listing, statements
+from chatcrm.events.outbox import SYSTEM_ACTOR, new_event_id
+from chatcrm.records import evented_update, listing, statements
 
 _CASE = os.environ.get("CHATCRM_BARE_CASE", "get_contact")
 _WORKSPACE = os.environ.get("CHATCRM_BARE_WORKSPACE", "")
@@ -75,6 +82,16 @@ _UPDATE_EVENT = compiled(
     ),
     "postgresql",
 )
+# Update Contact's own statement for a name, as records/writing.py sends it.
+_EVENTED = compiled(
+    evented_update._statement(
+        CONTACT, ("modified_at", "name"), (), False, CONTACT.written_shape, None
+    ),
+    "postgresql",
+)
+_CHANGED = orjson.dumps(CONTACT.fields.changed({"name": ""}, columns=("modified_at", "name")))
+_ACTOR = orjson.dumps(SYSTEM_ACTOR).decode()
+
 # About the size of a contact.updated event's body (docs/performance.md 5: ~1.5 KB).
 _BODY = orjson.dumps({"type": "contact.updated", "data": {"padding": "x" * 1400}}).decode()
 
@@ -121,6 +138,23 @@ async def _answer(conn: asyncpg.Connection, case: str) -> Any:
             }
         )
         return await conn.execute(_UPDATE_EVENT.sql, *args)
+    if case == "update_contact_evented":
+        now = datetime.now(UTC)
+        args = _EVENTED.args(
+            {
+                "name": f"n{random.random()}",
+                "modified_at": now,
+                "_ws": _WORKSPACE,
+                "_id": random.choice(_IDS),
+                "_event_id": new_event_id(),
+                "_event_type": "contact.updated",
+                "_created": iso(now),
+                "_event_at": now,
+                "_changed": _CHANGED.decode(),
+                "_actor": _ACTOR,
+            }
+        )
+        return dict(await conn.fetchrow(_EVENTED.sql, *args))
     if case == "list_first_page":
         args = _LIST.args({"_ws": _WORKSPACE, "_limit": 21})
         return [dict(r) for r in (await conn.fetch(_LIST.sql, *args))[:20]]

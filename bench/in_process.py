@@ -163,12 +163,16 @@ async def main(args: argparse.Namespace) -> None:
     def page_floor() -> Request:
         return _scope("GET", "/list_first_page", []), b""
 
+    def update_floor() -> Request:
+        return _scope("GET", "/update_contact_evented", []), b""
+
     cases = {
         "GET contact by id": (app, get_contact),
         "Update Contact (name)": (app, update_contact),
         "List contacts, first page": (app, list_first_page),
         "(floor) bare, same SELECT": (bare_query.app, floor),
         "(floor) bare, same page": (bare_query.app, page_floor),
+        "(floor) bare, same UPDATE": (bare_query.app, update_floor),
     }
     with _stderr_to_null():
         async with app.router.lifespan_context(app):
@@ -178,6 +182,8 @@ async def main(args: argparse.Namespace) -> None:
         print(f"  {name:28} {micros:7.1f} µs")
     floor_us = best["(floor) bare, same SELECT"]
     print(f"  GET over its floor: {best['GET contact by id'] - floor_us:.1f} µs")
+    update_us = best["(floor) bare, same UPDATE"]
+    print(f"  Update Contact over its floor: {best['Update Contact (name)'] - update_us:.1f} µs")
     page_us = best["(floor) bare, same page"]
     print(f"  first page over its floor: {best['List contacts, first page'] - page_us:.1f} µs")
 
