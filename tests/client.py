@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import httpx
 from fastapi.testclient import TestClient
 
 from chatcrm.provisioning import NewAccount
+
+# The shape of every id the service makes: a UUID of version 7 (time-ordered), lower case.
+UUID7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
 ENVELOPE_KEYS = ["success", "code", "errorCode", "message", "data"]
 _counter = itertools.count(1)

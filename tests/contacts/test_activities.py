@@ -15,14 +15,13 @@ import pytest
 from chatcrm.auth.service import create_key
 from chatcrm.config import Settings
 from chatcrm.db.database import Database
-from tests.client import Api, error, error_fields, ok_data
+from tests.client import UUID7, Api, error, error_fields, ok_data
 
 RECORDED = "The activity was recorded successfully."
 OBTAINED = "Activities obtained successfully."
 PAGE_KEYS = ["contactId", "continuationToken", "data"]
 ACTIVITY_KEYS = ["id", "content", "date", "createdBy"]
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
-UUID7 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 UNKNOWN_ID = "01a214de-0000-7000-8000-000000000000"
 
 

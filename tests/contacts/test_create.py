@@ -9,7 +9,16 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.client import Api, error, error_fields, ok_data, unique, unique_email, unique_phone
+from tests.client import (
+    UUID7,
+    Api,
+    error,
+    error_fields,
+    ok_data,
+    unique,
+    unique_email,
+    unique_phone,
+)
 
 UPDATE_SHAPE = [
     "id", "creationDate", "assignedAgentId", "assignedAgentName", "segmentationId",
@@ -21,7 +30,6 @@ UPDATE_SHAPE = [
 ]  # fmt: skip
 TAG_KEYS = ["id", "name", "color", "assignmentDate"]
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
-UUID7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 MISSING_ID = "01a214de-0000-7000-8000-000000000000"
 CREATED = "Contact created successfully."
 

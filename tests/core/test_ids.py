@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatcrm.core.ids import is_id, new_id
-
-SHAPE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+from tests.client import UUID7
 
 
 def id_millis(value: str) -> int:
@@ -23,7 +22,7 @@ def test_new_id_shape() -> None:
     value = new_id()
     assert isinstance(value, str)
     assert len(value) == 36
-    assert SHAPE.match(value), value
+    assert UUID7.match(value), value
     parsed = uuid.UUID(value)
     assert str(parsed) == value  # canonical lowercase form
     assert parsed.version == 7
@@ -40,7 +39,7 @@ def test_new_id_carries_the_creation_time_in_milliseconds() -> None:
 def test_ids_are_unique() -> None:
     ids = [new_id() for _ in range(20_000)]
     assert len(set(ids)) == len(ids)
-    assert all(SHAPE.match(i) for i in ids[:1000])
+    assert all(UUID7.match(i) for i in ids[:1000])
 
 
 def test_random_bits_vary() -> None:
