@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import Browser, Page, Request, Response, Route, sync_playwright
 
 from chatcrm.provisioning import NewAccount
-from tests.conftest import IN_CI
+from tests.conftest import DATABASES, IN_CI, migrated_database
 from tests.machine import installing
 from tests.test_e2e import serve
 
@@ -137,6 +137,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 # Each test works in an account of its own, as it did on a server of its module's. One
 # server, not one per kind: every server on a database sends its channels' messages, so
 # a second one, refusing 127.0.0.1, would claim some of the fake Graph API's sends.
+
+
+# The console's server runs a webhook dispatcher and a channel sender, which claim whatever
+# is due in their whole database. So the browser tests keep a database of their own, each
+# backend's, and make their accounts there: the shared in-process app's tests read delivery
+# rows and compare workspaces that no dispatcher may change meanwhile.
+@pytest.fixture(scope="session", params=DATABASES)
+def database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    with migrated_database(request.param, tmp_path_factory) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
