@@ -57,6 +57,7 @@ CASES = [
     ("list_first_page", "List contacts, first page"),
     ("list_page_50", "List contacts, page 50 (token)"),
     ("search_cellphone", "searchByCellphone (random)"),
+    ("create_contact", "Create Contact (one column)"),
 ]
 # Webhooks that keep up (contract M), measured after the cases when a webhook is subscribed:
 # 60 s of Update Contact at c=64, then the seconds until every delivery is made (`lag`);
@@ -167,6 +168,26 @@ def script(case: str, s: seed.Seeded, page_50_token: str) -> str:
             "request = function()\n"
             '  return wrk.format("GET", "/api/contact/searchByCellphone?cellphone=%2B" ..\n'
             "    phones[math.random(#phones)], h)\n"
+            "end\n"
+        )
+    elif case == "create_contact":
+        # Every new contact goes to the end of the workspace's first column: the creates
+        # take turns on that column (docs/api.md 4.6), the worst case of one workspace.
+        # A contact that is not WhatsApp's needs an e-mail, unique among live contacts:
+        # the run's start, the wrk thread and a counter make it.
+        body = (
+            f"local h = {headers}\n"
+            "local run, n = os.time(), 0\n"
+            "local threads = 0\n"
+            "setup = function(thread)\n"
+            "  threads = threads + 1\n"
+            "  thread:set('tid', threads)\n"
+            "end\n"
+            "request = function()\n"
+            "  n = n + 1\n"
+            "  local email = 'c' .. run .. '-' .. tid .. '-' .. n .. '@bench.test'\n"
+            '  return wrk.format("POST", "/api/contact", h,\n'
+            '    \'{"name": "Created", "platformId": 1, "email": "\' .. email .. \'"}\')\n'
             "end\n"
         )
     else:  # pragma: no cover
