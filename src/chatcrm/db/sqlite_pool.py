@@ -22,6 +22,8 @@ class SqlitePool:
         self.size = size
         self.settings = settings
         self._idle: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+        # Every connection open, lent or idle: closing the pool closes them all.
+        self._open_ones: set[aiosqlite.Connection] = set()
         self._opened = 0
 
     async def _open(self) -> aiosqlite.Connection:
@@ -39,6 +41,7 @@ class SqlitePool:
             async with conn.execute(pragma) as cursor:
                 await cursor.fetchall()
         await conn.create_function(UNICODE_FOLD, 1, fold, deterministic=True)
+        self._open_ones.add(conn)
         return conn
 
     async def acquire(self) -> aiosqlite.Connection:
@@ -52,12 +55,19 @@ class SqlitePool:
         return await self._idle.get()
 
     def release(self, conn: aiosqlite.Connection) -> None:
-        self._idle.put_nowait(conn)
+        if conn in self._open_ones:  # not one the pool closed while it was lent
+            self._idle.put_nowait(conn)
 
     async def close(self) -> None:
+        """Close every connection, also those still lent. A task stopped at shutdown may
+        have left a statement running on one: closing it waits for that statement, then
+        ends its thread, which would otherwise outlive the event loop and fail there."""
+        open_ones, self._open_ones = self._open_ones, set()
         while not self._idle.empty():
-            await self._idle.get_nowait().close()
+            self._idle.get_nowait()
         self._opened = 0
+        for conn in open_ones:
+            await conn.close()
 
     @property
     def opened(self) -> int:
