@@ -339,13 +339,22 @@ def migrated_database(
         drop_pg_database(url)
 
 
-@pytest.fixture(scope="session", params=DATABASES)
-def database_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """A migrated, empty database of each backend, shared by the tests of the session."""
-    with migrated_database(request.param, tmp_path_factory) as url:
-        yield url
+def databases_per_backend(name: str) -> Any:
+    """A session fixture named `name`: a migrated, empty database of each backend. The
+    session's shared one is `database_url`; tests whose servers must not meet the shared
+    app's (the console's, the channels') declare one of their own."""
+
+    @pytest.fixture(scope="session", params=DATABASES, name=name)
+    def fixture(
+        request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    ) -> Iterator[str]:
+        with migrated_database(request.param, tmp_path_factory) as url:
+            yield url
+
+    return fixture
+
+
+database_url = databases_per_backend("database_url")
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import Browser, Page, Request, Response, Route, sync_playwright
 
 from chatcrm.provisioning import NewAccount
-from tests.conftest import DATABASES, IN_CI, migrated_database
+from tests.conftest import IN_CI, databases_per_backend
 from tests.machine import installing
 from tests.test_e2e import serve
 
@@ -143,12 +143,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 # is due in their whole database. So the browser tests keep a database of their own, each
 # backend's, and make their accounts there: the shared in-process app's tests read delivery
 # rows and compare workspaces that no dispatcher may change meanwhile.
-@pytest.fixture(scope="session", params=DATABASES)
-def database_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    with migrated_database(request.param, tmp_path_factory) as url:
-        yield url
+database_url = databases_per_backend("database_url")
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from chatcrm.channels.sending import Sender
 from chatcrm.config import Settings
 from chatcrm.db.database import Database
 from tests.client import Api, ok_data, unique
-from tests.conftest import DATABASES, migrated_database, new_account, run_sync
+from tests.conftest import databases_per_backend, new_account, run_sync
 from tests.conversations import meta
 from tests.conversations.fake_graph import TOKEN, FakeGraph
 
@@ -44,12 +44,7 @@ def conversation_settings(url: str, **overrides: Any) -> Settings:
     return Settings(**values)
 
 
-@pytest.fixture(scope="session", params=DATABASES)
-def conversation_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    with migrated_database(request.param, tmp_path_factory) as url:
-        yield url
+conversation_url = databases_per_backend("conversation_url")
 
 
 @pytest.fixture(scope="session")
