@@ -1,0 +1,89 @@
+"""`chatcrm serve --workers 2` on SQLite: what each worker keeps apart and what they add up.
+
+Metrics are summed over the workers (ops/metrics.py, Prometheus's multiprocess mode), so a
+scrape answered by either worker counts every request; rate buckets live in each worker
+and hold 1/N of the rate and of the burst (operations.md 4.5), so together they never
+allow more than the key's budget."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.servers import Server, serve
+
+pytestmark = pytest.mark.slow
+
+
+def _fresh(method: str, url: str, **kwargs: object) -> httpx.Response:
+    """One request on a connection of its own, so that either worker may accept it."""
+    with httpx.Client(timeout=10) as client:
+        return client.request(method, url, **kwargs)  # type: ignore[arg-type]
+
+
+def _ready_requests(metrics_text: str) -> float:
+    total = 0.0
+    for family in text_string_to_metric_families(metrics_text):
+        if family.name != "chatcrm_http_requests":
+            continue
+        for sample in family.samples:
+            if sample.name.endswith("_total") and sample.labels.get("route") == "/ready":
+                total += sample.value
+    return total
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("workers")
+
+
+@pytest.fixture(scope="module")
+def server(folder: Path) -> Iterator[Server]:
+    # A key gets 2 requests a second with bursts of 4: each worker 1 a second, bursts of 2.
+    # `serve` makes its metrics folder with tempfile, so it lands in `folder`.
+    environment = {"TMPDIR": str(folder), "CHATCRM_RATE_LIMIT": "2"}
+    with serve(f"sqlite:///{folder / 'workers.db'}", workers=2, env=environment) as server:
+        yield server
+
+
+def test_a_scrape_of_either_worker_counts_the_requests_of_both(
+    server: Server, folder: Path
+) -> None:
+    [metrics] = folder.glob("chatcrm-metrics-*")
+    sent = 0
+    # Until both workers have answered some (each process that counted a request has a
+    # counter file of its own; the kernel hands each new connection to whichever worker
+    # accepts it first, so 400 connections make missing one practically impossible).
+    while sent < 20 or (sent < 400 and len(list(metrics.glob("counter_*.db"))) < 2):
+        assert _fresh("GET", f"{server.base_url}/ready").status_code == 200
+        sent += 1
+    assert len(list(metrics.glob("counter_*.db"))) == 2, server.output()
+    for _ in range(8):  # scrapes on fresh connections reach both workers too
+        scrape = _fresh("GET", f"{server.base_url}/metrics")
+        assert scrape.status_code == 200
+        assert _ready_requests(scrape.text) == sent, scrape.text
+
+
+def test_two_workers_share_a_key_s_budget_without_overshoot(server: Server) -> None:
+    workspace_id, key = server.demo()
+    headers = {"Authorization": f"Bearer {key}", "x-workspace-id": workspace_id}
+    started = time.monotonic()
+    answers = [
+        _fresh("GET", f"{server.base_url}/api/workspace/{workspace_id}", headers=headers)
+        for _ in range(40)
+    ]
+    elapsed = time.monotonic() - started
+    statuses = [answer.status_code for answer in answers]
+    assert set(statuses) <= {200, 429}, statuses
+    # Each answer shows the bucket of the worker that gave it: half the key's.
+    assert {answer.headers["RateLimit-Limit"] for answer in answers} == {"2"}
+    allowed = statuses.count(200)
+    # Never more than the key's burst and rate over the span, whichever worker answered.
+    assert 2 <= allowed <= 4 + 2 * elapsed, (allowed, elapsed)
+    refused = [answer for answer in answers if answer.status_code == 429]
+    assert refused and all("Retry-After" in answer.headers for answer in refused)
