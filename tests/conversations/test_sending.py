@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -202,6 +204,35 @@ def test_a_refused_connection_is_retried_until_the_schedule_ends(conv: Conversat
         time.sleep(0.3)
     message = _last(conv, contact["id"])
     assert message["status"] == "failed" and message["error"]["code"] == "NOT_SENT"
+
+
+@contextmanager
+def _port_that_never_connects() -> Iterator[int]:
+    """A listening port whose queue of connections is full and never accepted: a new
+    connection's SYN is dropped, so connecting to it hangs (nothing can be written)."""
+    with socket.socket() as server, ExitStack() as stack:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        port: int = server.getsockname()[1]
+        for _ in range(4):
+            filler = stack.enter_context(socket.socket())
+            filler.setblocking(False)
+            with suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", port))
+        yield port
+
+
+def test_a_connection_never_made_is_retried(conv: Conversation) -> None:
+    """A time-out while connecting is not one after the request was written: nothing was
+    sent, so the message waits for its next attempt instead of failing as unknown."""
+    contact, _ = _open_conversation(conv)
+    with _port_that_never_connects() as port:
+        nowhere = f"http://127.0.0.1:{port}/v21.0"
+        ok_data(conv.api.put(f"/api/channel/{conv.channel['id']}", json={"apiBaseUrl": nowhere}))
+        ok_data(conv.send(contact["id"], text="anyone there?"))
+        conv.send_all()
+    message = _last(conv, contact["id"])
+    assert message["status"] == "queued" and message["error"] is None, message
 
 
 def test_an_unknown_outcome_is_never_sent_again(conv: Conversation) -> None:

@@ -31,7 +31,11 @@ from chatcrm.webhooks.schedule import parse_retry_after
 SENT, FAILED, RETRY = "sent", "failed", "retry"
 _MAX_ANSWER_BYTES = 64 * 1024
 # Failures of the transport that mean no request reached the server.
-_NOTHING_SENT = ("connection refused", "host not found")
+_NOTHING_SENT = ("connection refused", "connect timeout", "host not found")
+# The share of a call's time given to making its connection: a connection not made by then
+# is a "connect timeout", surely nothing sent (retried), where the call's own deadline
+# running out may come after the request was written (an unknown outcome).
+_CONNECT_SHARE = 0.5
 # The service itself calls Meta (webhook deliveries say chatcrm-webhooks/, webhooks/sender.py).
 USER_AGENT = f"chatcrm/{__version__}"
 
@@ -69,7 +73,7 @@ def new_client(
 
     return httpx.AsyncClient(
         transport=AiohttpTransport(client=session),
-        timeout=httpx.Timeout(timeout),
+        timeout=httpx.Timeout(timeout, connect=timeout * _CONNECT_SHARE),
         # A 3xx is a failed call: following it would also bypass the address check.
         follow_redirects=False,
         trust_env=False,
@@ -196,7 +200,9 @@ async def post(
     # Not httpx.ConnectTimeout: the aiohttp transport also reports a connection the server
     # closed after reading the request that way. Only the chain of causes tells.
     except (TimeoutError, httpx.HTTPError, httpx.InvalidURL, OSError, ssl.SSLError) as exc:
-        detail = "timeout" if isinstance(exc, TimeoutError) else describe(exc)
+        detail = describe(exc)
+        if isinstance(exc, TimeoutError) and detail != "connect timeout":
+            detail = "timeout"
         if status is None and detail in _NOTHING_SENT:
             return Result(RETRY, detail=detail)
         if status is None and detail.startswith("address refused: "):

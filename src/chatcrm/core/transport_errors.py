@@ -24,6 +24,10 @@ def describe(exc: BaseException) -> str:
         return short(f"address refused: {refused}")
     if any(isinstance(e, ConnectionRefusedError) for e in causes):
         return "connection refused"
+    # aiohttp's own time limit on making the connection (its `connect` and `sock_connect`):
+    # it ran out before any byte of the request could be written.
+    if any(isinstance(e, aiohttp.ConnectionTimeoutError) for e in causes):
+        return "connect timeout"
     if any(isinstance(e, ConnectionResetError) for e in causes):
         return "connection reset by the receiver"
     if any(isinstance(e, aiohttp.ServerDisconnectedError) for e in causes):
