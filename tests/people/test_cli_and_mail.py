@@ -117,6 +117,29 @@ def test_users_and_scoped_keys_from_the_cli(database_url: str, owner_api: Api) -
         ["contacts:read"],
         [owner_api.ws],
     )
+    revoked = run_cli("keys", "revoke", key["keyId"], "--database-url", database_url)
+    assert revoked.returncode == 0, revoked.stderr
+    # What the commands did is in the account's security record (J.6), by the system actor
+    # (J.4) from no address, newest first, and without the key they made.
+    audit = owner_api.get("/api/audit", params={"pageSize": "100"}, workspace=None)
+    mine = [
+        (e["action"], e["target"])
+        for e in ok_data(audit)["data"]
+        if e["target"] in (made["userId"], key["keyId"])
+        and e["actor"] is not None
+        and e["actor"]["type"] == "system"
+    ]
+    assert mine == [
+        ("key.revoked", key["keyId"]),
+        ("key.created", key["keyId"]),
+        ("user.reset_link_created", made["userId"]),
+        ("user.reset_link_created", made["userId"]),
+        ("user.invited", made["userId"]),
+    ]
+    entry = next(e for e in ok_data(audit)["data"] if e["target"] == key["keyId"])
+    assert entry["actor"] == {"type": "system", "id": None, "name": "chatcrm"}
+    assert entry["ip"] == "" and "command line" in entry["userAgent"]
+    assert key["apiKey"] not in audit.text and token_of(made["inviteUrl"]) not in audit.text
     # Given empty, a scope list or a name is checked as the API checks it: never a key
     # with every permission for an empty --scopes.
     for given in (["--scopes", ""], ["--scopes", " , "], ["--name", ""]):

@@ -169,6 +169,24 @@ def test_a_key_record_and_its_workspaces(owner_api: Api) -> None:
     assert me["key"]["id"] == made["id"]
 
 
+def test_a_key_limited_to_no_workspace_uses_none(owner_api: Api) -> None:
+    """docs/api.md 10.7: `workspaceIds: []` is a key of no workspace, not of every one."""
+    made = ok_data(
+        owner_api.post(
+            "/api/key",
+            json={"name": "none", "scopes": ["contacts:read", "keys:manage"], "workspaceIds": []},
+            workspace=None,
+        )
+    )
+    assert made["key"]["workspaceIds"] == []
+    key = made["apiKey"]
+    error(owner_api.get("/api/contact", auth=key), 403, "FORBIDDEN")
+    error(owner_api.get(f"/api/workspace/{owner_api.ws}", auth=key), 403, "FORBIDDEN")
+    assert made["id"] in [
+        k["id"] for k in ok_data(owner_api.get("/api/key", auth=key, workspace=None))["data"]
+    ]
+
+
 def test_an_expired_and_a_revoked_key_are_refused(owner_api: Api) -> None:
     soon = (datetime.now(UTC) + timedelta(seconds=1.5)).isoformat().replace("+00:00", "Z")
     made = ok_data(

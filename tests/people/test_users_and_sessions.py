@@ -491,6 +491,41 @@ def test_a_reset_link_replaces_earlier_ones_and_ends_sessions(owner_api: Api) ->
     _refusal(agent.request("GET", "/api/me"), 401, "SESSION_EXPIRED")
 
 
+def test_a_disabled_user_gets_no_working_link(owner_api: Api) -> None:
+    """A removed user does not come back through a link: one made before stops working,
+    none is made while disabled (409 USER_DISABLED), and one made after it is enabled
+    again works."""
+    agent = person(owner_api, "agent")
+    user_id = agent.user["id"]
+    before = ok_data(owner_api.post(f"/api/user/{user_id}/reset-link", workspace=None))
+    ok_data(owner_api.delete(f"/api/user/{user_id}", workspace=None))
+    refused = _refusal(
+        owner_api.post(f"/api/user/{user_id}/reset-link", workspace=None), 409, "USER_DISABLED"
+    )
+    assert user_id in refused["message"] and refused["data"] is None
+    stale = Browser(owner_api.http).request(
+        "POST",
+        "/api/invitation/accept",
+        json={"token": token_of(before["resetUrl"]), "password": "another good password"},
+    )
+    _refusal(stale, 400, "INVALID_TOKEN")
+    ok_data(
+        owner_api.put(
+            f"/api/user/{user_id}",
+            json={"paramToUpdate": "status", "status": "active"},
+            workspace=None,
+        )
+    )
+    after = ok_data(owner_api.post(f"/api/user/{user_id}/reset-link", workspace=None))
+    Browser(owner_api.http).signed_in(
+        Browser(owner_api.http).request(
+            "POST",
+            "/api/invitation/accept",
+            json={"token": token_of(after["resetUrl"]), "password": "another good password"},
+        )
+    )
+
+
 def test_sessions_expire_when_idle_and_after_their_lifetime(database_url: str, account) -> None:
     settings = Settings(
         database_url=database_url,

@@ -53,6 +53,7 @@ def keys_create(
     """Create an API key for an account (shown once; only its hash is stored)."""
     from chatcrm.auth import repository as auth_repo
     from chatcrm.auth.service import create_key
+    from chatcrm.people import audit
 
     async def work(conn: Connection) -> tuple[str, str]:
         if not await auth_repo.account_exists(conn, account_id):
@@ -60,10 +61,13 @@ def keys_create(
         # Given at all, even empty: a scoped key, whose values are checked as the API
         # checks them (an empty --scopes is no scope, not every one).
         if name is not None or scopes is not None or workspace_ids or expires is not None:
-            return await _scoped_key(
+            made = await _scoped_key(
                 conn, account_id, name, scopes, workspace_ids, expires, rate_limit
             )
-        return await create_key(conn, account_id=account_id, rate_limit=rate_limit)
+        else:
+            made = await create_key(conn, account_id=account_id, rate_limit=rate_limit)
+        await audit.note_command(conn, account_id, "key.created", made[0])
+        return made
 
     key_id, api_key = run_db(database_url, work)
     if as_json:
@@ -114,16 +118,19 @@ def keys_revoke(database_url: str | None, key_id: str) -> None:
     from chatcrm.auth import keys as key_format
     from chatcrm.auth import repository as auth_repo
     from chatcrm.auth.service import revoke_key
+    from chatcrm.people import audit
 
     parsed = key_format.parse_key(key_id)
     if parsed is not None:
         key_id = parsed[0]
 
     async def work(conn: Connection) -> None:
-        if not await auth_repo.key_exists(conn, key_id):
+        key = await auth_repo.get_key(conn, key_id)
+        if key is None:
             raise CommandError(f"no API key with id {key_id!r}")
         if not await revoke_key(conn, key_id):
             raise CommandError(f"API key {key_id!r} is already revoked")
+        await audit.note_command(conn, key["account_id"], "key.revoked", key_id)
 
     run_db(database_url, work)
     click.echo(f"chatcrm: revoked key {key_id}")

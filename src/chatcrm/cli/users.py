@@ -51,6 +51,7 @@ def users_create(
     """Invite a user; prints the invitation link (single-use, valid 7 days)."""
     from chatcrm.auth import repository as auth_repo
     from chatcrm.core.errors import ServiceError
+    from chatcrm.people import audit
     from chatcrm.people import users as people
 
     settings = settings_for(database_url)
@@ -66,6 +67,7 @@ def users_create(
         except ServiceError as exc:
             detail = "; ".join(f"{e.field} {e.message}" for e in exc.errors or [])
             raise CommandError(f"{exc.message}{': ' + detail if detail else ''}") from exc
+        await audit.note_command(conn, account_id, "user.invited", invited.row["id"])
         return invited.row["id"], people.link(settings.base_url, people.INVITE, invited.token)
 
     user_id, url = run_db(database_url, work)
@@ -96,6 +98,7 @@ def _say_where_links_point(settings: Settings) -> None:
 def users_reset_link(database_url: str | None, email: str, as_json: bool) -> None:
     """A link to set a new password (single-use, valid 1 hour; earlier ones stop working)."""
     from chatcrm.core.timestamps import utcnow
+    from chatcrm.people import audit
     from chatcrm.people import users as people
 
     settings = settings_for(database_url)
@@ -104,7 +107,12 @@ def users_reset_link(database_url: str | None, email: str, as_json: bool) -> Non
         row = await people.by_email(conn, email)
         if row is None:
             raise CommandError(f"no user with e-mail {email!r}")
+        if row["status"] == people.DISABLED:
+            raise CommandError(
+                f"user {email!r} is disabled: set its status to active before sending a reset link"
+            )
         token = await people.new_link(conn, row["id"], people.RESET, now=utcnow())
+        await audit.note_command(conn, row["account_id"], "user.reset_link_created", row["id"])
         return row["id"], people.link(settings.base_url, people.RESET, token)
 
     user_id, url = run_db(database_url, work)

@@ -8,10 +8,12 @@ from typing import Any
 import orjson
 from sqlalchemy import bindparam, insert, select
 
+from chatcrm import __version__
 from chatcrm.api.call import Call
 from chatcrm.core.ids import new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection
+from chatcrm.events.outbox import SYSTEM_ACTOR
 from chatcrm.people.tables import audit_log
 
 _a = audit_log.c
@@ -32,7 +34,7 @@ async def record(
     *,
     account_id: str,
     action: str,
-    actor: dict[str, str] | None,
+    actor: dict[str, Any] | None,
     target: str | None,
     ip: str,
     user_agent: str,
@@ -64,6 +66,25 @@ async def note(call: Call, action: str, target: str | None) -> None:
         target=target,
         ip=request.client.host if request.client else "",
         user_agent=request.headers.get("user-agent", ""),
+    )
+
+
+# What `chatcrm` commands do is done by whoever runs the server, not by a user or key of the
+# account: J.4's system actor, from no address.
+_COMMAND_LINE_AGENT = f"chatcrm/{__version__} (command line)"
+
+
+async def note_command(conn: Connection, account_id: str, action: str, target: str) -> None:
+    """An entry for what a `chatcrm` command did (a key made or revoked, a user invited, a
+    reset link), in the command's transaction: the account's record misses none."""
+    await record(
+        conn,
+        account_id=account_id,
+        action=action,
+        actor=SYSTEM_ACTOR,
+        target=target,
+        ip="",
+        user_agent=_COMMAND_LINE_AGENT,
     )
 
 

@@ -19,6 +19,7 @@ from chatcrm.core.errors import (
 from chatcrm.core.timestamps import utcnow
 from chatcrm.people import audit, mail, passwords, reach, sessions
 from chatcrm.people import users as people
+from chatcrm.people.errors import UserDisabled
 from chatcrm.people.fields import (
     ACCEPT,
     NO_FIELDS,
@@ -150,7 +151,7 @@ async def remove_user(call: Call, userId: str) -> Response:
     answer=obj(id=STR, resetUrl=STR),
     body=create_body_schema(NO_FIELDS, workspace_key=False),
     body_required=False,
-    errors=(404,),
+    errors=(404, 409),
 )
 async def create_reset_link(call: Call, userId: str) -> Response:
     bodies.create_body(NO_FIELDS, await call.read_body(required=False), workspace_key=False)
@@ -158,6 +159,8 @@ async def create_reset_link(call: Call, userId: str) -> Response:
     reach.check_may_manage(call.principal, row)
     # The link is the user's password: its maker must hold all the user holds.
     reach.check_holds(call.principal, row["role"])
+    if row["status"] == people.DISABLED:
+        raise UserDisabled(row["id"])
     token = await people.new_link(call.conn, row["id"], people.RESET, now=utcnow())
     url = people.link(settings_of(call.request).base_url, people.RESET, token)
     await audit.note(call, "user.reset_link_created", row["id"])
