@@ -107,6 +107,14 @@ def test_to_utc() -> None:
         ("20250407T215619+0530", datetime(2025, 4, 7, 16, 26, 19)),
         ("20250407T2156", datetime(2025, 4, 7, 21, 56)),
         ("20250407", datetime(2025, 4, 7)),
+        # Ordinal and week dates, a comma before the fraction, a space (RFC 3339) or lower
+        # case letters (RFC 3339 too).
+        ("2026-001T10:00:00Z", datetime(2026, 1, 1, 10)),
+        ("2024-366", datetime(2024, 12, 31)),
+        ("2026-W01-1T10:00Z", datetime(2025, 12, 29, 10)),
+        ("2025-04-07T21:56:19,5Z", datetime(2025, 4, 7, 21, 56, 19, 500000)),
+        ("2025-04-07 21:56:19", datetime(2025, 4, 7, 21, 56, 19)),
+        ("2025-04-07t21:56:19z", datetime(2025, 4, 7, 21, 56, 19)),
     ],
 )
 def test_parse_iso_accepts_and_normalises_to_utc(text: str, expected: datetime) -> None:
@@ -142,6 +150,12 @@ def test_parse_iso_accepts_and_normalises_to_utc(text: str, expected: datetime) 
         "２０２５-04-07",
         "2025-04-07T21:56:19Z" + " " * 60,
         "20250407X215619",
+        "2025-04-07X21:56:19Z",  # only T (or a space) between the date and the time
+        "2025-04-07T21:56:19 +05:00",
+        "2025-04-07T21:56:19+05:00:30",  # no seconds in an offset
+        "2025-04-07T21:56:19.Z",  # a fraction has digits
+        "2025-366",  # not a leap year
+        "2025-000",
         "20251301",
         "2025040",
         "12345678",

@@ -4,7 +4,8 @@ SELECT list (`iso_sql`, so reads need no per-value work in Python); parsed lenie
 from any ISO 8601 input (`parse_iso`).
 """
 
-from datetime import UTC, datetime
+import re
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, case, func, literal_column
@@ -48,6 +49,20 @@ def iso_sql(column: Any, dialect: str) -> ColumnElement[str]:
     return func.replace(column, " ", "T").op("||")("Z")
 
 
+# ISO 8601's forms, extended and basic: a calendar date (`2026-12-31`, `20261231`), an ordinal
+# one (`2026-365`; the basic `2026365` is refused, too like a mistyped calendar date) or a
+# week date (`2026-W53-4`, `2026W534`); then, after `T` (or a space, as RFC 3339 allows),
+# hours, minutes and seconds with a fraction after `.` or `,`; then `Z` or an offset in
+# hours and minutes. `datetime.fromisoformat` alone takes any separator (`2026-01-01X10:00`)
+# and offsets with seconds, and no ordinal date.
+_ISO_8601 = re.compile(
+    r"(?P<date>\d{4}(?:-\d{2}-\d{2}|-(?P<ordinal>\d{3})|-W\d{2}(?:-\d)?|\d{4}|W\d{2}\d?))"
+    r"(?:[Tt ](?P<time>\d{2}(?::?\d{2}(?::?\d{2}(?:[.,]\d+)?)?)?)"
+    r"(?P<offset>[Zz]|[+-]\d{2}(?::?\d{2})?)?)?",
+    re.ASCII,
+)
+
+
 def parse_iso(text: str) -> datetime:
     """Parse any ISO 8601 date or date-time; offsets are normalised to UTC, naive means UTC.
 
@@ -55,15 +70,22 @@ def parse_iso(text: str) -> datetime:
     """
     if not isinstance(text, str) or not 8 <= len(text) <= 64:
         raise ValueError("not an ISO 8601 timestamp")
-    # fromisoformat is lenient about some non-ISO forms; require a date that starts like ISO:
-    # extended (`2026-12-31…`) or basic (`20261231`, `20261231T235959Z`).
-    extended = len(text) >= 10 and text[:4].isdigit() and text[4] == "-"
-    basic = text[:8].isdigit() and (len(text) == 8 or text[8] == "T")
-    if not (extended or basic):
+    found = _ISO_8601.fullmatch(text)
+    if found is None:
         raise ValueError("not an ISO 8601 timestamp")
+    day = found["date"]
+    if found["ordinal"] is not None:
+        year, number = int(day[:4]), int(found["ordinal"])
+        last = 366 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 365
+        if not 1 <= number <= last or year == 0:
+            raise ValueError("not an ISO 8601 timestamp")
+        day = (date(year, 1, 1) + timedelta(days=number - 1)).isoformat()
+    rest = ""
+    if found["time"] is not None:
+        rest = "T" + found["time"].replace(",", ".") + (found["offset"] or "").upper()
     try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError as exc:
+        parsed = datetime.fromisoformat(day + rest)
+    except (ValueError, OverflowError) as exc:
         raise ValueError("not an ISO 8601 timestamp") from exc
     try:
         return to_utc(parsed)
