@@ -366,6 +366,65 @@ def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
     assert "exported 1 contacts" in lines.stderr
 
 
+def test_opportunities_of_one_name_are_as_many_and_come_back_as_many(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """Contract G: export then import elsewhere reproduces the records, and a re-run
+    changes nothing, also for a contact's opportunities that share a name."""
+    account = new_account(database_url)
+    first = Workspace(server, account.api_key, account.workspace_id)
+    agent = first.add("agents", name="Bob", email="bob@example.com")
+    contact = first.call("POST", "/api/contact", json={"name": "Kim", "email": "kim@example.com"})[
+        "id"
+    ]
+    for amount, with_contact in ((100, True), (200, True), (1, False), (2, False)):
+        body = {"name": "Renewal" if with_contact else "Loose", "amount": amount}
+        first.call(
+            "POST",
+            "/api/opportunity",
+            json={**body, **({"contactId": contact} if with_contact else {})},
+        )
+    exported = tmp_path / "opportunities.csv"
+    assert first.cli("export", "opportunities", "-o", str(exported)).exit_code == 0
+    assert len(read_csv(exported)) == 4
+    back = first.cli("import", "opportunities", str(exported))
+    assert summary(back) == "created 0, updated 0, unchanged 4, failed 0", back.output
+
+    second = Workspace(
+        server, account.api_key, first.call("POST", "/api/workspace", json={"name": "Copy"})["id"]
+    )
+    second.call("POST", "/api/contact", json={"name": "Kim", "email": "kim@example.com"})
+    dry = second.cli("import", "opportunities", str(exported), "--dry-run")
+    assert summary(dry) == "created 4, updated 0, unchanged 0, failed 0", dry.output
+    copied = second.cli("import", "opportunities", str(exported))
+    assert summary(copied) == "created 4, updated 0, unchanged 0, failed 0", copied.output
+    for _ in range(2):
+        again = second.cli("import", "opportunities", str(exported))
+        assert summary(again) == "created 0, updated 0, unchanged 4, failed 0", again.output
+    amounts = sorted((o["name"], str(o["amount"])) for o in second.records("/api/opportunity"))
+    assert amounts == [("Loose", "1"), ("Loose", "2"), ("Renewal", "100"), ("Renewal", "200")]
+
+    # One row changed: that opportunity is updated, its twin left alone.
+    rows = read_csv(exported)
+    changed = next(r for r in rows if r["name"] == "Renewal" and r["amount"] == "200")
+    changed["amount"] = "250"
+    edited = write_csv(tmp_path / "edited.csv", [list(rows[0]), *[list(r.values()) for r in rows]])
+    moved = second.cli("import", "opportunities", str(edited))
+    assert summary(moved) == "created 0, updated 1, unchanged 3, failed 0", moved.output
+    amounts = sorted((o["name"], str(o["amount"])) for o in second.records("/api/opportunity"))
+    assert amounts == [("Loose", "1"), ("Loose", "2"), ("Renewal", "100"), ("Renewal", "250")]
+
+    # Create Opportunity's original name for the agent is a column too (contract B.3).
+    original = write_csv(
+        tmp_path / "original.csv",
+        [["name", "amount", "assignedComercialId"], ["AC", "1", agent["id"]]],
+    )
+    made = first.cli("import", "opportunities", str(original))
+    assert summary(made) == "created 1, updated 0, unchanged 0, failed 0", made.output
+    [ac] = [o for o in first.records("/api/opportunity") if o["name"] == "AC"]
+    assert ac["assignedAgentId"] == agent["id"]
+
+
 def test_a_wrong_key_or_workspace_is_exit_2_before_any_row(
     server: Server, database_url: str, tmp_path: Path
 ) -> None:

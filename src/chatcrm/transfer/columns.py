@@ -130,6 +130,7 @@ def _record_columns(
     variables: bool,
     first: tuple[str, ...],
     after_create: tuple[str, ...] = (),
+    aliases: dict[str, str] | None = None,
 ) -> RecordColumns:
     creatable = [
         f
@@ -142,6 +143,9 @@ def _record_columns(
         named[f.wire] = Column(f.wire, role, f.wire, f)
     for name, (role, wire) in {**_NAMED, **extra}.items():
         named[name] = Column(name, role, wire, table[wire])
+    # Other wire names of a field (a create body's): read, never written by export.
+    for name, wire in (aliases or {}).items():
+        named[name] = Column(name, Role.FIELD, wire, table[wire])
     # Export: each creatable field under its person-friendly column, var: columns after.
     friendly = {wire: name for name, (_, wire) in {**_NAMED, **extra}.items()}
     exported = [friendly.get(f.wire, f.wire) for f in creatable if f.wire != "variables"]
@@ -169,5 +173,7 @@ OPPORTUNITY_COLUMNS = _record_columns(
     variables=False,
     first=("name", "amount", "contact"),
     after_create=OPPORTUNITY_AFTER_CREATE,
+    # Create Opportunity's original name for the agent (contract B.3).
+    aliases={"assignedComercialId": "assignedAgentId"},
 )
 COLUMNS = {"contacts": CONTACT_COLUMNS, "opportunities": OPPORTUNITY_COLUMNS}

@@ -1,12 +1,14 @@
 """Importing opportunities. There is no upsert endpoint for them, so the matching is ours
-(docs/import.md): a row matches the live opportunity of the same contact with the same
-name; a match whose given values all equal the stored ones is unchanged, else it is updated
-with the changed fields only; no match is created (creationTypeId 2, "import").
+(docs/import.md): a row matches a live opportunity of the same contact with the same name,
+one not matched by another row of the import yet, preferring one whose values all equal
+the row's (unchanged); else it takes the next such opportunity, updated with the changed
+fields only; with none left it is created (creationTypeId 2, "import"). So the rows of one
+name stand for as many opportunities: a file exported and imported elsewhere makes them
+all, and imported again changes nothing.
 
 Each call names one opportunity, so calls are made side by side instead: rows come in
 windows; a window's contacts are looked up together, their opportunities listed together,
-then its rows are applied by several threads — the rows of one (contact, name) in file
-order, by one thread, so a later row sees what an earlier one did."""
+then its rows are applied by several threads, the rows of one (contact, name) by one."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from itertools import islice
+from itertools import count, islice
 from typing import Any, TypeVar
 
 from chatcrm.opportunities.fields import FIELDS
@@ -37,9 +39,25 @@ CACHE_CONTACTS = 10_000
 WINDOW_ROWS = 256
 THREADS = 8
 
-Named = dict[str, dict[str, Any]]
 K = TypeVar("K")
 V = TypeVar("V")
+
+
+@dataclass
+class Listed:
+    """A contact's live opportunities by name (newest first, as listed), and the ids that
+    rows of this import have matched or made."""
+
+    named: dict[str, list[dict[str, Any]]]
+    taken: set[str]
+
+    def free(self, name: str) -> list[dict[str, Any]]:
+        return [r for r in self.named.get(name, []) if r["id"] not in self.taken]
+
+    def take(self, record: dict[str, Any]) -> None:
+        self.taken.add(record["id"])
+        kept = self.named.setdefault(_key(record["name"]), [])
+        kept[:] = [r for r in kept if r["id"] != record["id"]] + [record]
 
 
 def _fetch_all(pool: ThreadPoolExecutor, keys: Iterable[K], fetch: Callable[[K], V]) -> dict[K, V]:
@@ -56,45 +74,40 @@ def _fetch_all(pool: ThreadPoolExecutor, keys: Iterable[K], fetch: Callable[[K],
 
 
 class OpportunityIndex:
-    """The live opportunities of a contact by name, listed once (contactId filter) when
-    the first row of that contact comes. Opportunities of no contact are listed whole,
-    once, the first time a row without a contact comes."""
+    """The live opportunities of a contact, listed once (contactId filter) when the first
+    row of that contact comes. Opportunities of no contact are listed whole, once, the
+    first time a row without a contact comes."""
 
     def __init__(self, remote: Remote) -> None:
         self.remote = remote
-        self.by_contact: OrderedDict[str, Named] = OrderedDict()
+        self.by_contact: OrderedDict[str, Listed] = OrderedDict()
+        self.made = count()  # the ids a dry run gives the opportunities it would make
 
-    def load(self, contact_id: str) -> Named:
-        named: Named = {}
+    def load(self, contact_id: str) -> Listed:
+        named: dict[str, list[dict[str, Any]]] = {}
         filters = {"contactId": contact_id} if contact_id else {}
         for page in self.remote.opportunities(filters):
             for record in page:
                 if (record.get("contactId") or "") == contact_id:
-                    # Newest first: of two with one name, the newest is the one matched.
-                    named.setdefault(_key(record["name"]), record)
-        return named
+                    named.setdefault(_key(record["name"]), []).append(record)
+        return Listed(named, set())
 
     def prefetch(self, contact_ids: set[str], pool: ThreadPoolExecutor) -> None:
         missing = [c for c in contact_ids if c not in self.by_contact]
-        for contact_id, named in _fetch_all(pool, missing, self.load).items():
-            self._keep(contact_id, named)
+        for contact_id, listed in _fetch_all(pool, missing, self.load).items():
+            self._keep(contact_id, listed)
 
-    def _keep(self, contact_id: str, named: Named) -> None:
-        self.by_contact[contact_id] = named
+    def _keep(self, contact_id: str, listed: Listed) -> None:
+        self.by_contact[contact_id] = listed
         if len(self.by_contact) > CACHE_CONTACTS:
             self.by_contact.popitem(last=False)
 
-    def named(self, contact_id: str) -> Named:
+    def listed(self, contact_id: str) -> Listed:
         found = self.by_contact.get(contact_id)
         if found is None:
             found = self.load(contact_id)
             self._keep(contact_id, found)
         return found
-
-    def remember(self, record: dict[str, Any]) -> None:
-        contact_id = record.get("contactId") or ""
-        if contact_id in self.by_contact:
-            self.by_contact[contact_id][_key(record["name"])] = record
 
 
 def _key(name: str) -> str:
@@ -163,10 +176,9 @@ def import_opportunities(
                 if p.body is not None:
                     key = (p.body.get("contactId") or "", _key(p.body["name"]))
                     groups.setdefault(key, []).append(p)
-            apply = _Applier(remote, index, dry_run=dry_run)
-            for last in pool.map(apply, groups.items()):
-                if last is not None:
-                    index.remember(last)
+            # Groups of one contact share its Listed, each its own names: no two threads
+            # take from one list.
+            list(pool.map(_Applier(remote, index, dry_run=dry_run), groups.items()))
             for p in planned:
                 tally.add(p.status)
                 if p.status == "failed":
@@ -195,38 +207,47 @@ def _plan(row: Row, builder: BodyBuilder) -> _Planned:
 
 
 class _Applier:
-    """Applies the rows of one (contact, name), in file order; returns the opportunity as
-    the last of them left it (None when nothing was written)."""
+    """Applies the rows of one (contact, name): first each row equal to an opportunity of
+    that name not taken yet (unchanged), then the others in file order, each taking the
+    next such opportunity (updated) or, with none left, making one (created)."""
 
     def __init__(self, remote: Remote, index: OpportunityIndex, *, dry_run: bool) -> None:
         self.remote = remote
         self.index = index
         self.dry_run = dry_run
 
-    def __call__(self, group: tuple[tuple[str, str], list[_Planned]]) -> dict[str, Any] | None:
+    def __call__(self, group: tuple[tuple[str, str], list[_Planned]]) -> None:
         from chatcrm_client import ChatcrmError
 
         (contact_id, name), rows = group
         try:
-            current = self.index.named(contact_id).get(name)
+            listed = self.index.listed(contact_id)
         except ChatcrmError as exc:
             for p in rows:
                 p.error = error_text(exc)
-            return None
-        written = None
+            return
+        left = []
         for p in rows:
             assert p.body is not None
+            equal = next((r for r in listed.free(name) if not _changes(p.body, r)), None)
+            if equal is None:
+                left.append(p)
+            else:
+                listed.take(equal)
+                p.status = "unchanged"
+        for p in left:
+            assert p.body is not None
+            free = listed.free(name)
+            existing = free[0] if free else None
             try:
-                p.status, record = self._apply(p.body, current)
+                p.status, record = self._apply(p.body, existing)
             except ChatcrmError as exc:
                 p.status, p.error = "failed", error_text(exc)
                 continue
-            if record is not None:
-                current = written = record
-            elif p.status == "created":
-                # A dry run: later rows of this name match what this one would create.
-                current = {**p.body, "contactId": contact_id}
-        return written
+            if record is None:  # a dry run: what this row would be, taken
+                record = {**(existing or {}), **p.body, "contactId": contact_id}
+                record["id"] = existing["id"] if existing else f"dry run {next(self.index.made)}"
+            listed.take(record)
 
     def _apply(
         self, body: dict[str, Any], existing: dict[str, Any] | None
@@ -247,12 +268,17 @@ class _Applier:
                     self.remote.delete_opportunity(created["id"])
                     raise
             return "created", created
-        changed = {wire: value for wire, value in body.items() if not same(wire, value, existing)}
+        changed = _changes(body, existing)
         if not changed:
             return "unchanged", None
         if self.dry_run:
             return "updated", None
         return "updated", self.remote.update_opportunity(existing["id"], changed)
+
+
+def _changes(body: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
+    """The row's values that differ from the stored opportunity's."""
+    return {wire: value for wire, value in body.items() if not same(wire, value, stored)}
 
 
 def same(wire: str, given: Any, stored: dict[str, Any]) -> bool:
