@@ -491,39 +491,43 @@ def test_a_reset_link_replaces_earlier_ones_and_ends_sessions(owner_api: Api) ->
     _refusal(agent.request("GET", "/api/me"), 401, "SESSION_EXPIRED")
 
 
-def test_a_disabled_user_gets_no_working_link(owner_api: Api) -> None:
-    """A removed user does not come back through a link: one made before stops working,
-    none is made while disabled (409 USER_DISABLED), and one made after it is enabled
-    again works."""
+def test_a_disabled_user_comes_back_only_through_a_link_made_after(owner_api: Api) -> None:
+    """Disabling a user retires its links: one made before stops working. A reset link made
+    while it is disabled is made on purpose (J.1's Accept: the user becomes active)."""
     agent = person(owner_api, "agent")
     user_id = agent.user["id"]
     before = ok_data(owner_api.post(f"/api/user/{user_id}/reset-link", workspace=None))
     ok_data(owner_api.delete(f"/api/user/{user_id}", workspace=None))
-    refused = _refusal(
-        owner_api.post(f"/api/user/{user_id}/reset-link", workspace=None), 409, "USER_DISABLED"
-    )
-    assert user_id in refused["message"] and refused["data"] is None
     stale = Browser(owner_api.http).request(
         "POST",
         "/api/invitation/accept",
         json={"token": token_of(before["resetUrl"]), "password": "another good password"},
     )
     _refusal(stale, 400, "INVALID_TOKEN")
-    ok_data(
-        owner_api.put(
-            f"/api/user/{user_id}",
-            json={"paramToUpdate": "status", "status": "active"},
-            workspace=None,
-        )
-    )
     after = ok_data(owner_api.post(f"/api/user/{user_id}/reset-link", workspace=None))
-    Browser(owner_api.http).signed_in(
-        Browser(owner_api.http).request(
+    back = Browser(owner_api.http)
+    back.signed_in(
+        back.request(
             "POST",
             "/api/invitation/accept",
             json={"token": token_of(after["resetUrl"]), "password": "another good password"},
         )
     )
+    assert back.user["status"] == "active"
+    got = ok_data(owner_api.get(f"/api/user/{user_id}", workspace=None))["user"]
+    assert got["status"] == "active"
+    audit = ok_data(owner_api.get("/api/audit", params={"pageSize": "20"}, workspace=None))
+    assert ("user.updated", user_id) in [(e["action"], e["target"]) for e in audit["data"]]
+    # Disabled by an update too: the links go the same way.
+    again = ok_data(owner_api.post(f"/api/user/{user_id}/reset-link", workspace=None))
+    disable = {"paramToUpdate": "status", "status": "disabled"}
+    ok_data(owner_api.put(f"/api/user/{user_id}", json=disable, workspace=None))
+    late = Browser(owner_api.http).request(
+        "POST",
+        "/api/invitation/accept",
+        json={"token": token_of(again["resetUrl"]), "password": "a third good password"},
+    )
+    _refusal(late, 400, "INVALID_TOKEN")
 
 
 def test_sessions_expire_when_idle_and_after_their_lifetime(database_url: str, account) -> None:

@@ -107,10 +107,6 @@ def users_reset_link(database_url: str | None, email: str, as_json: bool) -> Non
         row = await people.by_email(conn, email)
         if row is None:
             raise CommandError(f"no user with e-mail {email!r}")
-        if row["status"] == people.DISABLED:
-            raise CommandError(
-                f"user {email!r} is disabled: set its status to active before sending a reset link"
-            )
         token = await people.new_link(conn, row["id"], people.RESET, now=utcnow())
         await audit.note_command(conn, row["account_id"], "user.reset_link_created", row["id"])
         return row["id"], people.link(settings.base_url, people.RESET, token)

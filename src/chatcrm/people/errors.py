@@ -82,18 +82,6 @@ class LastOwner(ServiceError):
         super().__init__("The account must keep at least one active owner.")
 
 
-class UserDisabled(ServiceError):
-    """A reset link for a disabled user: no link of a disabled user can be used (a removed
-    user must not come back through one), so none is made."""
-
-    status, error_code = 409, m.USER_DISABLED
-
-    def __init__(self, user_id: str) -> None:
-        super().__init__(
-            f"User '{user_id}' is disabled: set its status to active before sending a reset link."
-        )
-
-
 class TwoFactorOn(ServiceError):
     status, error_code = 409, m.TWO_FACTOR_ON
 

@@ -19,7 +19,6 @@ from chatcrm.core.errors import (
 from chatcrm.core.timestamps import utcnow
 from chatcrm.people import audit, mail, passwords, reach, sessions
 from chatcrm.people import users as people
-from chatcrm.people.errors import UserDisabled
 from chatcrm.people.fields import (
     ACCEPT,
     NO_FIELDS,
@@ -151,7 +150,7 @@ async def remove_user(call: Call, userId: str) -> Response:
     answer=obj(id=STR, resetUrl=STR),
     body=create_body_schema(NO_FIELDS, workspace_key=False),
     body_required=False,
-    errors=(404, 409),
+    errors=(404,),
 )
 async def create_reset_link(call: Call, userId: str) -> Response:
     bodies.create_body(NO_FIELDS, await call.read_body(required=False), workspace_key=False)
@@ -159,8 +158,6 @@ async def create_reset_link(call: Call, userId: str) -> Response:
     reach.check_may_manage(call.principal, row)
     # The link is the user's password: its maker must hold all the user holds.
     reach.check_holds(call.principal, row["role"])
-    if row["status"] == people.DISABLED:
-        raise UserDisabled(row["id"])
     token = await people.new_link(call.conn, row["id"], people.RESET, now=utcnow())
     url = people.link(settings_of(call.request).base_url, people.RESET, token)
     await audit.note(call, "user.reset_link_created", row["id"])
@@ -223,6 +220,18 @@ async def accept_invitation(request: Request) -> Response:
         columns["name"] = clean["name"]
     columns["updated_at"] = utcnow()
     await people.set_columns(conn, user["id"], **columns)
+    if user["status"] == people.DISABLED:
+        # Back to active (its links were retired when it was disabled: this one was made
+        # after, on purpose). The keys it made work again, as its status does.
+        await people.keys_follow(conn)
+        await audit_entry(
+            conn,
+            request,
+            user_principal(user),
+            account_id=user["account_id"],
+            action="user.updated",
+            target=user["id"],
+        )
     if purpose == people.RESET:
         await sessions.end_all(conn, user["id"])
         await audit_entry(

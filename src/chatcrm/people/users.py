@@ -336,11 +336,13 @@ async def update_user(
         columns["workspace_ids"] = orjson.dumps([] if sees_every_workspace(role) else ids).decode()
     columns["status"] = status
     await _keeps_an_owner(conn, account_id, row, role, status)
-    columns["updated_at"] = utcnow()
+    columns["updated_at"] = now = utcnow()
     await set_columns(conn, user_id, **columns)
+    if status == DISABLED and row["status"] != DISABLED:
+        await conn.execute(_RETIRE_TOKENS, {"_id": user_id, "_now": now})
     changed: list[str] = [n for n in ("role", "workspaceIds", "status") if n in clean]
     if changed:
-        await _keys_follow(conn)
+        await keys_follow(conn)
     return await by_id(conn, account_id, user_id), changed
 
 
@@ -350,12 +352,15 @@ async def remove(conn: Connection, caller: Principal, account_id: str, user_id: 
     row = await by_id(conn, account_id, user_id, for_change=True)
     check_may_manage(caller, row)
     await _keeps_an_owner(conn, account_id, row, row["role"], DISABLED)
-    await set_columns(conn, user_id, status=DISABLED, updated_at=utcnow())
-    await _keys_follow(conn)
+    now = utcnow()
+    await set_columns(conn, user_id, status=DISABLED, updated_at=now)
+    # Its links stop working: a removed user does not come back through an old one.
+    await conn.execute(_RETIRE_TOKENS, {"_id": user_id, "_now": now})
+    await keys_follow(conn)
     return row
 
 
-async def _keys_follow(conn: Connection) -> None:
+async def keys_follow(conn: Connection) -> None:
     """The keys a user made keep within its role, workspaces and status of now (J.5):
     every process forgets the keys it knows (within 1 s, as for a revocation), so that
     each is read again with its creator's new limits. Role changes are rare."""
@@ -370,7 +375,12 @@ async def find_token(conn: Connection, token: str) -> tuple[Row, str]:
     if found is None or found["used_at"] is not None or found["expires_at"] <= utcnow():
         raise InvalidToken
     user = await any_by_id(conn, found["user_id"])
-    if user is None or user["status"] == DISABLED:
+    if user is None:
+        raise InvalidToken
+    # Disabling a user retires its links, so a link of a disabled user was made after, by
+    # someone allowed to make it: accepting it makes the user active again (J.1). One made
+    # before (by a version that did not retire them) is refused.
+    if user["status"] == DISABLED and found["created_at"] < user["updated_at"]:
         raise InvalidToken
     return user, found["purpose"]
 
