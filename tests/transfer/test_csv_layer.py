@@ -39,6 +39,7 @@ def test_delimiter_bom_and_quoted_newlines(tmp_path: Path, delimiter: str, bom: 
         f'Ana{d}"Pérez{d} Díaz"{d}ana@example.com{d}"a.pdf;b.pdf"\r\n'
         f'"Luis\nSegundo"{d}Soto{d}luis@example.com{d}\r\n'
         "\r\n"
+        f"{d}{d} {d}\r\n"  # an empty row as a spreadsheet writes it
         f"Eva{d}{d}eva@example.com{d}\r\n"
     )
     source = open_csv(write(tmp_path, text, bom=bom))
@@ -47,7 +48,7 @@ def test_delimiter_bom_and_quoted_newlines(tmp_path: Path, delimiter: str, bom: 
     rows = list(source.rows())
     assert [row.number for row in rows] == [1, 2, 3]
     # The line each row starts on: the header is line 1, a quoted newline spans two.
-    assert [row.line for row in rows] == [2, 3, 6]
+    assert [row.line for row in rows] == [2, 3, 7]
     assert source.bom is bom
     assert rows[0].cells == ["Ana", f"Pérez{d} Díaz", "ana@example.com", "a.pdf;b.pdf"]
     assert rows[1].cells[0] == "Luis\nSegundo"

@@ -44,7 +44,8 @@ class CsvFile:
     bom: bool = False
 
     def rows(self) -> Iterator[Row]:
-        """The data rows, one at a time; blank lines are skipped."""
+        """The data rows, one at a time; blank rows are skipped: empty lines, and lines of
+        separators and spaces alone (`,,,`), which spreadsheets write for an empty row."""
         with _open(self.path) as handle:
             reader = csv.reader(handle, delimiter=self.delimiter)
             try:
@@ -53,7 +54,7 @@ class CsvFile:
                 ended = reader.line_num  # the line the previous record ended on
                 for cells in reader:
                     start, ended = ended + 1, reader.line_num
-                    if not cells or cells == [""]:
+                    if _blank(cells):
                         continue
                     number += 1
                     yield Row(number, cells, start)
@@ -68,9 +69,13 @@ class CsvFile:
         try:
             with _open(self.path) as handle:
                 reader = csv.reader(handle, delimiter=self.delimiter)
-                return sum(1 for cells in reader if cells and cells != [""]) - 1
+                return sum(1 for cells in reader if not _blank(cells)) - 1
         except (UnicodeDecodeError, csv.Error, OSError):
             return None
+
+
+def _blank(cells: list[str]) -> bool:
+    return not any(cell.strip() for cell in cells)
 
 
 def _open(path: Path) -> TextIO:
