@@ -97,6 +97,16 @@ def test_types_and_families(api: Api) -> None:
     ]
     assert types(recordId=deal["id"]) == ["opportunity.created"]
     assert types(recordId=contact["id"], types="contact.updated") == ["contact.updated"]
+    # `*` is every type, as in a webhook's eventTypes.
+    assert (
+        types(types="*")
+        == types()
+        == [
+            "contact.created",
+            "contact.updated",
+            "opportunity.created",
+        ]
+    )
     body = error(
         api.get("/api/events", params={"types": "contact.*,lead.created"}), 422, "VALIDATION_ERROR"
     )

@@ -26,7 +26,7 @@ from chatcrm.core.errors import FieldError, ServiceError
 from chatcrm.db.database import Connection
 from chatcrm.db.schema import events
 from chatcrm.events.outbox import IN_FEED
-from chatcrm.events.types import FAMILIES, RECORD_TYPES, family
+from chatcrm.events.types import EVERYTHING, FAMILIES, RECORD_TYPES, family
 from chatcrm.records import visibility
 
 MAX_WAIT_SECONDS = 30.0
@@ -45,12 +45,15 @@ class InvalidCursor(ServiceError):
 
 
 def parse_types(text: str) -> tuple[str, ...]:
-    """`types`: comma-separated types or families (`contact.*`), as the exact types they
-    stand for; a 422 naming every unknown one."""
+    """`types`: comma-separated types, families (`contact.*`) or `*` (every type, as in a
+    webhook's `eventTypes`), as the exact types they stand for; a 422 naming every unknown
+    one."""
     wanted: set[str] = set()
     unknown: list[str] = []
     for part in (p.strip() for p in text.split(",")):
-        if part in RECORD_TYPES:
+        if part == EVERYTHING:
+            wanted.update(RECORD_TYPES)
+        elif part in RECORD_TYPES:
             wanted.add(part)
         elif part in FAMILIES:
             wanted.update(t for t in RECORD_TYPES if family(t) == part)

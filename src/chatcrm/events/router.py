@@ -95,7 +95,9 @@ AFTER = Param(
 TYPES = Param(
     "types",
     "query",
-    "Comma-separated event types or families: " + ", ".join((*FAMILIES, *RECORD_TYPES)) + ".",
+    "Comma-separated event types or families, or * for all: "
+    + ", ".join((*FAMILIES, *RECORD_TYPES))
+    + ".",
 )
 RECORD = Param("recordId", "query", "Only the events of this contact or opportunity.")
 WAIT = Param(
