@@ -143,6 +143,13 @@ ALLOWED = [
         "the retention purge removes expired events of every workspace",
     ),
     Allowed(
+        "events/retention.py _BACK_TO_LAST",
+        lambda d: retention._BACK_TO_LAST,
+        "after a purge on SQLite, the endpoints of every workspace placed past the last event "
+        "left go back to it (events are numbered across workspaces there)",
+        dialects=("sqlite",),
+    ),
+    Allowed(
         "people/users.py _AGENTS_BY_EMAIL",
         lambda d: users._AGENTS_BY_EMAIL if d == "postgresql" else users._AGENTS_BY_EMAIL_SQLITE,
         "a user's agents (J.1: linked by e-mail) are looked up in every workspace of its "
