@@ -81,8 +81,9 @@ def test_new_contact_and_new_opportunity(visit: Visit, server: str, database_url
     dialog.get_by_role("button", name="Create").click()
     expect(dialog).to_have_count(0)
     made = _api(server, account, "GET", "/api/opportunity")["data"]
-    assert [(o["name"], o["amount"], o["contactId"]) for o in made] == [
-        ("Eva's plan", 1500.5, eva["id"])
+    # Made in the console: creationTypeId 3 (contract B.2).
+    assert [(o["name"], o["amount"], o["contactId"], o["creationTypeId"]) for o in made] == [
+        ("Eva's plan", 1500.5, eva["id"], 3)
     ]
 
     # Cancel leaves without creating.

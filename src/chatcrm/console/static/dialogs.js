@@ -6,6 +6,9 @@ import { h } from "./dom.js";
 import { Feedback, amountInput, amountOf, input, labelled, newKey, noneOr, select, uid } from "./forms.js";
 import { explain } from "./words.js";
 
+// An opportunity created here says so (contract B.2: creationTypeId 3, the console).
+const MADE_IN_THE_CONSOLE = 3;
+
 const CHANNELS = [
   [1, "Webchat"],
   [2, "WhatsApp"],
@@ -103,6 +106,7 @@ function opportunityFields(ctx) {
       description: description.value,
       contactId: choice.value,
       stageId: stage.value,
+      creationTypeId: MADE_IN_THE_CONSOLE,
     }),
   };
 }
