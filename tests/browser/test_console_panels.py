@@ -105,20 +105,26 @@ def test_a_contacts_panel_edits_moves_and_records(
         page.get_by_role("region", name=first["name"], exact=True).get_by_role("article")
     ).to_have_count(0)
 
-    # Changed elsewhere meanwhile: the save is refused with the API's message; after a
-    # reload the other change shows and this one is kept, then saved.
-    _api(
-        server, account, "PUT", "/api/contact",
-        params={"id": ana["id"], "workspaceId": account.workspace_id}, json={"name": "Ann"},
-    )  # fmt: skip
+    # Changed elsewhere while the panel is open (contract H): the change shows within 2 s.
+    where = {"id": ana["id"], "workspaceId": account.workspace_id}
+    _api(server, account, "PUT", "/api/contact", params=where, json={"name": "Ann"})
+    expect(panel.get_by_label("Name", exact=True)).to_have_value("Ann", timeout=2000)
+    # A field being edited is not overwritten: the save meets the other version, refused
+    # with the API's message; after a reload the other change shows and this one is
+    # kept, then saved.
     panel.get_by_label("Last name").fill("Ruiz")
+    _api(server, account, "PUT", "/api/contact", params=where, json={"lastname": "Other"})
+    _api(server, account, "PUT", "/api/contact", params=where, json={"email": "ann@example.com"})
+    # Their events reach the page first: the email's must not bring the last name in.
+    page.wait_for_timeout(1500)
+    expect(panel.get_by_label("Email")).not_to_have_value("ann@example.com")
     panel.get_by_role("button", name="Save").click()
     alert = panel.get_by_role("alert")
     expect(alert).to_contain_text("Someone else changed this contact — reload to see their change")
     expect(alert).to_contain_text("The record has changed")  # and the API's own message
     visit.failed.clear()  # the 412 was the point
     alert.get_by_role("button", name="Reload").click()
-    expect(panel.get_by_label("Name", exact=True)).to_have_value("Ann")
+    expect(panel.get_by_label("Email")).to_have_value("ann@example.com")
     expect(panel.get_by_label("Last name")).to_have_value("Ruiz")
     panel.get_by_role("button", name="Save").click()
     expect(page.get_by_role("dialog", name="Ann Ruiz")).to_be_visible()
@@ -135,8 +141,8 @@ def test_a_contacts_panel_edits_moves_and_records(
     listed = _api(server, account, "GET", f"/api/contact/{ana['id']}/activities")["data"]
     assert [a["content"] for a in listed] == ["Called her about the demo"]
     # Created, read (opening the panel marks the conversation read: K.3), saved, moved,
-    # renamed elsewhere, saved again, and the activity.
-    expect(history.get_by_role("listitem")).to_have_count(7)
+    # three changes elsewhere, saved again, and the activity.
+    expect(history.get_by_role("listitem")).to_have_count(9)
     expect(history.get_by_role("listitem").nth(1)).to_contain_text("Updated: Read —")
     expect(history.get_by_role("listitem").last).to_contain_text("Activity added")
     expect(history).to_contain_text(f"Stage changed to {second['name']} —")

@@ -13,6 +13,7 @@ import {
   actions,
   editForm,
   fieldList,
+  followChanges,
   historyItems,
   loadingList,
   readRecord,
@@ -51,21 +52,6 @@ function tagChoice(tags) {
     send: checked,
   };
 }
-
-// What a message changes on its contact (K.1): such a change made elsewhere is taken into
-// the open panel at once (keeping what the person edited), so that a conversation going on
-// does not make the next save stale. Any other change waits for Save's 412 and "Reload".
-const MESSAGE_EFFECTS = new Set([
-  "lastMessage",
-  "lastMessageDate",
-  "isRead",
-  "isSolved",
-  "solvedDate",
-  "solvedByAgentId",
-]);
-const FOLLOW_DELAY = 100; // ms to gather one burst of events into one read
-
-const versionOf = (etag) => Number(String(etag || "").replaceAll('"', "")) || 0;
 
 export async function contactPanel(ctx, id, frame) {
   const { workspace } = ctx;
@@ -202,32 +188,14 @@ export async function contactPanel(ctx, id, frame) {
     );
 
   if (!frame.dialog.isConnected) return; // closed while it was loading
-  // Changes a message made to this contact meanwhile (see MESSAGE_EFFECTS).
-  let following = null;
-  const follow = (events) => {
-    const taken = events.some(
-      (event) =>
-        event.type === "contact.updated" &&
-        event.recordId === state.record.id &&
-        event.recordVersion > versionOf(state.etag) &&
-        event.changed.every((name) => MESSAGE_EFFECTS.has(name)),
-    );
-    if (!taken) return;
-    clearTimeout(following);
-    following = setTimeout(async () => {
-      try {
-        show(await readRecord(ctx, path, { shape: "full" }), "merge");
-        showHistory();
-      } catch {
-        // a Save will say what is wrong
-      }
-    }, FOLLOW_DELAY);
-  };
-  ctx.listeners.add(follow);
+  // Changes made elsewhere meanwhile, a message's effects among them (panel-parts.js).
+  const stopFollowing = followChanges(ctx, "contact.updated", state, editor, async () => {
+    show(await readRecord(ctx, path, { shape: "full" }), "merge");
+    showHistory();
+  });
   const talk = allows(ctx.session, "messages:read") ? conversation(ctx, state.record.id) : null;
   frame.dialog.addEventListener("close", () => {
-    ctx.listeners.delete(follow);
-    clearTimeout(following);
+    stopFollowing();
     if (talk) talk.stop();
   });
 

@@ -9,6 +9,7 @@ import {
   actions,
   editForm,
   fieldList,
+  followChanges,
   historyItems,
   loadingList,
   readRecord,
@@ -161,6 +162,13 @@ export async function opportunityPanel(ctx, id, frame) {
       showHistory();
     });
   });
+
+  // Changes made elsewhere meanwhile (panel-parts.js).
+  const stopFollowing = followChanges(ctx, "opportunity.updated", state, editor, async () => {
+    show(await readRecord(ctx, path), "merge");
+    showHistory();
+  });
+  frame.dialog.addEventListener("close", stopFollowing);
 
   show(state, "load");
   frame.fill(

@@ -25,6 +25,47 @@ export async function updateRecord(ctx, kind, state, changes) {
   return { record: data[key], etag };
 }
 
+const versionOf = (etag) => Number(String(etag || "").replaceAll('"', "")) || 0;
+const FOLLOW_DELAY = 100; // ms to gather one burst of events into one read
+
+// Changes made elsewhere (another tab, a bot, a message) come into an open panel within
+// a moment (contract H), by the events feed the console follows: `refresh` reads the
+// record and merges it, keeping what the person edited. Once a change to a field the
+// person is editing is seen, nothing more is taken in (a read would bring that change in
+// with the next): Save then meets the other version (412) and offers "Reload", so nobody's
+// change is overwritten unseen. Returns the function that stops following.
+export function followChanges(ctx, type, state, editor, refresh) {
+  let pending = null;
+  let staleAt = null; // the version the panel had when an edited field changed elsewhere
+  const follow = (events) => {
+    if (staleAt !== null && staleAt !== state.etag) staleAt = null; // saved or reloaded since
+    const edited = editor.changes();
+    const newer = events.filter(
+      (event) =>
+        event.type === type &&
+        event.recordId === state.record.id &&
+        event.recordVersion > versionOf(state.etag),
+    );
+    if (newer.some((event) => event.changed.some((name) => name in edited))) {
+      staleAt = state.etag;
+    }
+    if (!newer.length || staleAt !== null) return;
+    clearTimeout(pending);
+    pending = setTimeout(async () => {
+      try {
+        if (staleAt === null) await refresh();
+      } catch {
+        // a Save will say what is wrong
+      }
+    }, FOLLOW_DELAY);
+  };
+  ctx.listeners.add(follow);
+  return () => {
+    ctx.listeners.delete(follow);
+    clearTimeout(pending);
+  };
+}
+
 // The edited fields of a record: each knows how the record shows it (`read`, a string to
 // compare), how its control shows it (`value`), how to show a record (`write`) and what to
 // send (`send`). `instant` fields are saved on their own as they change (the Stage select).
