@@ -108,6 +108,16 @@ def test_an_admin_invites_a_user_and_makes_a_key(
     expect(page.get_by_role("status")).to_contain_text("/console/#invite/")
     listed = api(server, account, "GET", "/api/user")["data"]
     assert email in [u["email"] for u in listed]
+    # An owner's row has no control an admin may not use (K.3): its role as text.
+    made = {"email": unique_email(), "name": "Olga Owner", "role": "owner"}
+    owner = api(server, account, "POST", "/api/user", json=made)["user"]
+    page.get_by_role("link", name="Keys").click()
+    page.get_by_role("link", name="Users").click()
+    row = page.get_by_role("row", name=re.compile("Olga Owner"))
+    expect(row).to_contain_text("owner")
+    expect(page.get_by_label(f"Role of {owner['name']}")).to_have_count(0)
+    expect(row.get_by_role("button")).to_have_count(0)
+    expect(page.get_by_label("Role of Newcomer")).to_be_enabled()
     page.get_by_role("link", name="Keys").click()
     # The Users page stays until the Keys page is drawn: its "Name" is not the key's.
     expect(page.get_by_role("heading", name="Keys")).to_be_visible()

@@ -164,15 +164,12 @@ export function actions(frame, controls, reload, explainer = async (error) => er
 // A panel's edit form: its rows and "Save"; for a caller who may not change such records
 // (`noun`: "contacts"), the same rows in a disabled fieldset — the values shown, nothing
 // to change or save (K.3: controls a role does not allow are not offered).
+// A caller who may not change the record gets no controls at all (contract K.3: "Controls
+// a user's role does not allow are not shown"): its values are in "Every field".
 export function editForm(writable, noun, ...rows) {
   const form = h("form", { class: "edit", novalidate: true });
   if (writable) form.append(...rows, h("div", { class: "buttons" }, h("button", { type: "submit" }, "Save")));
-  else {
-    form.append(
-      h("p", { class: "muted" }, `Read only: you may not change ${noun}.`),
-      h("fieldset", { class: "read-only", disabled: true }, ...rows),
-    );
-  }
+  else form.append(h("p", { class: "muted" }, `Read only: you may not change ${noun}; every field is below.`));
   return form;
 }
 

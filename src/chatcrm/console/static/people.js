@@ -157,7 +157,8 @@ function userRow(ctx, user, owner, spaces, saved = false) {
   }
   if (saved) problems.append(note("Saved."));
   actions.append(problems);
-  element = h("tr", {}, h("td", {}, user.name), h("td", {}, user.email), h("td", {}, role),
+  // An owner, to an admin, shows its role as text: no control it may not use (K.3).
+  element = h("tr", {}, h("td", {}, user.name), h("td", {}, user.email), h("td", {}, locked ? user.role : role),
     h("td", {}, places), h("td", {}, user.status), actions);
   return element;
 }
