@@ -115,6 +115,19 @@ WORKSPACE = {
 }
 
 
+def test_a_name_kept_with_surrounding_spaces_is_found_as_exported_and_as_typed() -> None:
+    """The API keeps a tag's name as given (" spaced tag "); export writes it so, and the
+    cell is read without its spaces: the tag must be found either way, and the exact
+    name still wins over another that differs only by them."""
+    names = WorkspaceNames(
+        {**WORKSPACE, "tags": [{"id": "t1", "name": " spaced tag "}, {"id": "t2", "name": "VIP"}]}
+    )
+    assert names.tags.find(" spaced tag ") == names.tags.find("spaced tag") == "t1"
+    assert names.tags.find("SPACED TAG") == "t1"
+    assert names.tags.find("VIP") == "t2"
+    assert names.tags.shown("t1") == " spaced tag "
+
+
 def test_a_row_becomes_a_body_with_names_resolved_and_every_bad_cell_reported() -> None:
     header = ["name", "stage", "agent", "tags", "var:city", "isRead", "email"]
     names = WorkspaceNames(WORKSPACE)

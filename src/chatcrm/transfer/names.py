@@ -29,8 +29,12 @@ class Lookup:
 
     def add(self, item: dict[str, Any]) -> None:
         self.by_id[item["id"]] = item
-        self.by_exact.setdefault(str(item[self.key]), item)
-        self.by_key.setdefault(str(item[self.key]).casefold(), item)
+        # Also without surrounding spaces, as a cell is read: a tag the API keeps as
+        # " VIP " is exported so, and must be found again in the cell " VIP " or "VIP".
+        written = str(item[self.key])
+        for name in (written, written.strip()):
+            self.by_exact.setdefault(name, item)
+            self.by_key.setdefault(name.casefold(), item)
 
     def find(self, text: str) -> str | None:
         """The id that `text` names, or None."""
