@@ -220,28 +220,25 @@ async def accept_invitation(request: Request) -> Response:
         columns["name"] = clean["name"]
     columns["updated_at"] = utcnow()
     await people.set_columns(conn, user["id"], **columns)
+
+    async def audited(action: str) -> None:  # by the user itself, on itself
+        await audit_entry(
+            conn,
+            request,
+            user_principal(user),
+            account_id=user["account_id"],
+            action=action,
+            target=user["id"],
+        )
+
     if user["status"] == people.DISABLED:
         # Back to active (its links were retired when it was disabled: this one was made
         # after, on purpose). The keys it made work again, as its status does.
         await people.keys_follow(conn)
-        await audit_entry(
-            conn,
-            request,
-            user_principal(user),
-            account_id=user["account_id"],
-            action="user.updated",
-            target=user["id"],
-        )
+        await audited("user.updated")
     if purpose == people.RESET:
         await sessions.end_all(conn, user["id"])
-        await audit_entry(
-            conn,
-            request,
-            user_principal(user),
-            account_id=user["account_id"],
-            action="user.password_changed",
-            target=user["id"],
-        )
+        await audited("user.password_changed")
     fresh = await people.any_by_id(conn, user["id"])
     assert fresh is not None
     return await signed_in(conn, request, fresh)
