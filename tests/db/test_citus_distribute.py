@@ -197,8 +197,9 @@ def test_a_failed_run_s_leftovers_are_emptied_by_the_next(citus_url: str) -> Non
 
 
 def test_a_database_migrated_before_it_was_a_coordinator_is_laid_out() -> None:
-    """Extensions created before `CREATE EXTENSION citus` are on the coordinator only; the
-    command creates them on the workers (the shards' search needs `unaccent`)."""
+    """Extensions and functions created before `CREATE EXTENSION citus` are on the
+    coordinator only; the command creates them on the workers (the shards' search needs
+    `unaccent`, the feed `chatcrm_feed_gate`)."""
     url = create_citus_database(before_citus=migrate)
     try:
         account = new_account(url)
@@ -207,7 +208,10 @@ def test_a_database_migrated_before_it_was_a_coordinator_is_laid_out() -> None:
             api = Api(http, account)
             made = api.create_contact(name="Núñez")
             found = ok_data(api.get("/api/contact", params={"q": "nunez"}))["data"]
+            # The feed's gate is a function of the schema's, called on the workers.
+            history = ok_data(api.get(f"/api/contact/{made['id']}/history"))["events"]
         assert [c["id"] for c in found] == [made["id"]]
+        assert [e["type"] for e in history] == ["contact.created"]
     finally:
         drop_citus_database(url)
 

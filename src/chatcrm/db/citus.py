@@ -258,6 +258,24 @@ async def _shard_local_triggers(conn: AsyncConnection) -> None:
         await conn.execute(text(EVENT_TXID_FUNCTION))
 
 
+# The schema's functions that the workers call in the statements sent to them (the feed's
+# gate, migration 0014). Citus copies a function created on a coordinator to its workers,
+# but one created before `CREATE EXTENSION citus` stays on the coordinator until it is
+# distributed; distributed, a later CREATE OR REPLACE reaches the workers too.
+_WORKER_FUNCTIONS = ("chatcrm_feed_gate()",)
+_UNDISTRIBUTED = text(
+    "SELECT f FROM unnest(CAST(:functions AS text[])) f WHERE NOT EXISTS ("
+    "SELECT 1 FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass "
+    "AND o.objid = to_regprocedure(f))"
+)
+
+
+async def _functions_on_the_workers(conn: AsyncConnection) -> None:
+    missing = (await conn.execute(_UNDISTRIBUTED, {"functions": list(_WORKER_FUNCTIONS)})).all()
+    for (signature,) in missing:
+        await conn.execute(text("SELECT create_distributed_function(:f)"), {"f": signature})
+
+
 async def _extensions_on_the_workers(conn: AsyncConnection) -> None:
     names = list(_EXTENSIONS_OF_THE_SCHEMA)
     for (name,) in (await conn.execute(_EXTENSIONS, {"names": names})).all():
@@ -282,6 +300,7 @@ async def _extensions_on_the_workers(conn: AsyncConnection) -> None:
 
 async def _lay_out(conn: AsyncConnection, before_events_move: BeforeEventsMove | None) -> list[str]:
     await _extensions_on_the_workers(conn)
+    await _functions_on_the_workers(conn)
     await _shard_local_triggers(conn)
     rows = (await conn.execute(_TABLES, {"column": DISTRIBUTION_COLUMN})).all()
     tables = {
