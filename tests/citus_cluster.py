@@ -235,15 +235,11 @@ def from_environment(url: str) -> Cluster:
     return Cluster(coordinator=url, workers=workers)
 
 
-def start(*, workers: int = WORKERS, citus: bool = True) -> Cluster:
+def start(*, workers: int = WORKERS) -> Cluster:
     """Install Citus if needed, then start a coordinator and two workers of PostgreSQL 15
-    in a new temporary directory, on free loopback ports. With `citus=False` and no
-    workers: one plain PostgreSQL 15 server of the caller's own (its `coordinator`)."""
-    if citus:
-        ensure_citus()
-    elif not (PG_BIN / "initdb").exists():
-        raise Unavailable(f"PostgreSQL 15 is not installed ({PG_BIN}/initdb is missing)")
-    directory = Path(tempfile.mkdtemp(prefix="chatcrm-citus-" if citus else "chatcrm-pg-"))
+    in a new temporary directory, on free loopback ports."""
+    ensure_citus()
+    directory = Path(tempfile.mkdtemp(prefix="chatcrm-citus-"))
     if os.geteuid() == 0:
         shutil.chown(directory, "postgres")
     cluster = Cluster(coordinator="", workers=[], directory=directory)
@@ -277,11 +273,10 @@ def start(*, workers: int = WORKERS, citus: bool = True) -> Cluster:
                 "synchronous_commit = off",
                 "full_page_writes = off",
             ]
-            if citus:
-                # Fewer shards than the default 32: a test database is tiny, and every
-                # multi-shard statement (the publisher's, the dispatcher's) and every
-                # create_distributed_table pays per shard.
-                settings += ["shared_preload_libraries = 'citus'", "citus.shard_count = 4"]
+            # Fewer shards than the default 32: a test database is tiny, and every
+            # multi-shard statement (the publisher's, the dispatcher's) and every
+            # create_distributed_table pays per shard.
+            settings += ["shared_preload_libraries = 'citus'", "citus.shard_count = 4"]
             with (data / "postgresql.conf").open("a") as conf:
                 conf.write("\n# chatcrm tests: a throw-away server\n" + "\n".join(settings) + "\n")
             cluster.data_dirs.append(data)

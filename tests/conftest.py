@@ -74,8 +74,6 @@ _pg_skip_reason: list[str] = []
 _citus_skip_reason: list[str] = []
 # The session's Citus cluster once asked for (started here, or the environment's).
 _citus: list[citus_cluster.Cluster] = []
-# The PostgreSQL server of this process's own, once asked for (own_pg_admin_url).
-_own_pg: list[citus_cluster.Cluster] = []
 # The admin URL of the server of each PostgreSQL database made here.
 _admin_of: dict[str, str] = {}
 # Per server (admin URL): the URL of the migrated database new ones are copied from.
@@ -135,31 +133,6 @@ def drop_pg_database(url: str) -> None:
     run_sync(lambda: _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', admin_url))
 
 
-def own_pg_admin_url() -> str:
-    """The admin URL of a PostgreSQL server of this test process's own, started on first
-    use, for the tests that hold a writing transaction open on purpose. Transaction ids
-    are shared by every database of a server, so the feed's gate (docs/operations.md
-    4.10) keeps every reader of that server behind such a transaction: on the shared
-    server it would hide the events of the other test process's databases. Where no
-    server can be started here (no PostgreSQL 15, not root for its files), the shared
-    one."""
-    if not _own_pg:
-        try:
-            _own_pg.append(citus_cluster.start(workers=0, citus=False))
-        except citus_cluster.Unavailable as exc:
-            if IN_CI:
-                pytest.fail(f"no PostgreSQL server of the tests' own: {exc}", pytrace=False)
-            return PG_ADMIN_URL
-    return _own_pg[0].coordinator
-
-
-def create_empty_pg_database() -> str:
-    """A new empty database for a test that migrates it, on this process's own server:
-    migrating holds one transaction for a second or more, whose id would keep the feed
-    readers of the other test process's databases behind it for as long (own_pg_admin_url)."""
-    return create_pg_database(own_pg_admin_url())
-
-
 @contextmanager
 def empty_database(backend: str, directory: Path) -> Iterator[str]:
     """A new, empty, never migrated database of a backend (a PostgreSQL one is dropped
@@ -167,7 +140,7 @@ def empty_database(backend: str, directory: Path) -> Iterator[str]:
     if backend == "sqlite":
         yield f"sqlite:///{directory / 'fresh.db'}"
         return
-    url = create_empty_pg_database()
+    url = create_pg_database()
     try:
         yield url
     finally:
@@ -249,8 +222,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         _citus.pop().stop()
     while _template_of:
         drop_pg_database(_template_of.popitem()[1])
-    while _own_pg:
-        _own_pg.pop().stop()
 
 
 def migrate(url: str) -> None:
@@ -299,11 +270,8 @@ def create_migrated_pg_database(admin_url: str = PG_ADMIN_URL) -> str:
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
     """A migrated database of its own, for what only PostgreSQL has (pool sizes,
-    concurrent writers). On this process's own server: these tests hold connections and
-    transactions open on purpose, and creating and dropping a database holds a transaction
-    too, whose id would keep the feed readers of the other test process's databases
-    behind it (own_pg_admin_url)."""
-    url = create_migrated_pg_database(own_pg_admin_url())
+    concurrent writers)."""
+    url = create_migrated_pg_database()
     try:
         yield url
     finally:
@@ -311,12 +279,9 @@ def postgres_url() -> Iterator[str]:
 
 
 @contextmanager
-def migrated_database(
-    backend: str, tmp_path_factory: pytest.TempPathFactory, *, own_server: bool = False
-) -> Iterator[str]:
-    """A new, migrated, empty database of a backend (a PostgreSQL one is dropped after,
-    and is on this process's own server with `own_server`; a Citus one is laid out after
-    migrating, as `chatcrm citus distribute` does)."""
+def migrated_database(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A new, migrated, empty database of a backend (a PostgreSQL one is dropped after; a
+    Citus one is laid out after migrating, as `chatcrm citus distribute` does)."""
     if backend == "sqlite":
         path: Path = tmp_path_factory.mktemp("sqlite") / "chatcrm.db"
         url = f"sqlite:///{path}"
@@ -332,7 +297,7 @@ def migrated_database(
         finally:
             drop_citus_database(url)
         return
-    url = create_migrated_pg_database(own_pg_admin_url() if own_server else PG_ADMIN_URL)
+    url = create_migrated_pg_database()
     try:
         yield url
     finally:

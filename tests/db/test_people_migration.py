@@ -13,7 +13,7 @@ from sqlalchemy import text
 from chatcrm.config import Settings
 from chatcrm.db.engine import standalone_engine
 from chatcrm.db.migrate import alembic_config, upgrade
-from tests.conftest import create_empty_pg_database, drop_pg_database, run_sync
+from tests.conftest import create_pg_database, drop_pg_database, run_sync
 
 OLD_BODY = json.dumps(
     {"id": "evt_1", "type": "contact.created", "data": {"name": "Ana"}}, separators=(",", ":")
@@ -22,7 +22,7 @@ OLD_BODY = json.dumps(
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_old_events_gain_a_system_actor(backend: str, tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'old.db'}" if backend == "sqlite" else create_empty_pg_database()
+    url = f"sqlite:///{tmp_path / 'old.db'}" if backend == "sqlite" else create_pg_database()
     try:
 
         async def run() -> dict:

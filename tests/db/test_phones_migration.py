@@ -16,7 +16,7 @@ from chatcrm.config import Settings
 from chatcrm.db.engine import standalone_engine
 from tests.client import Api
 from tests.conftest import (
-    create_empty_pg_database,
+    create_pg_database,
     drop_pg_database,
     migrate,
     new_account,
@@ -50,7 +50,7 @@ def _sql(url: str, statement: str, params: dict[str, object] | None = None) -> l
 def test_stored_phones_are_read_again(
     backend: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'old.db'}" if backend == "sqlite" else create_empty_pg_database()
+    url = f"sqlite:///{tmp_path / 'old.db'}" if backend == "sqlite" else create_pg_database()
     try:
         migrate(url)
         settings = Settings(database_url=url, rate_limit=0, access_log=False, dispatch=False)

@@ -44,14 +44,13 @@ class LoopThread:
         self.thread.join(timeout=5)
 
 
-# These tests hold a writing transaction open on purpose: on PostgreSQL, in a database of a
-# server of this process's own, so that the feed's gate keeps no other test's reader
-# behind it (tests/conftest.py, own_pg_admin_url).
+# These tests hold a writing transaction open on purpose, in a database of their own: the
+# feed's gate keeps that database's readers behind it (tests/events/test_feed_gate.py).
 @pytest.fixture(scope="module", params=DATABASES)
 def database_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    with migrated_database(request.param, tmp_path_factory, own_server=True) as url:
+    with migrated_database(request.param, tmp_path_factory) as url:
         yield url
 
 

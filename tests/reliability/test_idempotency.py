@@ -368,10 +368,9 @@ async def test_a_5xx_is_not_stored_and_the_retry_runs(
     if backend != "postgresql":
         await _a_5xx_is_not_stored(settings, database_url, backend)
         return
-    # The write is blocked by a transaction held for a second: on a database of this
-    # process's own server, so that the feed's gate keeps no other test's reader behind it
-    # (tests/conftest.py, own_pg_admin_url).
-    with migrated_database(backend, tmp_path_factory, own_server=True) as own:
+    # The write is blocked by a transaction held for a second, in a database of its own: the
+    # feed's gate keeps that database's readers behind it (tests/events/test_feed_gate.py).
+    with migrated_database(backend, tmp_path_factory) as own:
         await _a_5xx_is_not_stored(settings.model_copy(update={"database_url": own}), own, backend)
 
 
