@@ -92,10 +92,10 @@ Place = tuple[int, int]
 START: Place = (IN_FEED, 0)  # before the oldest event (seq starts at 1; -1 is never listed)
 
 # The gate (migration 0014's chatcrm_feed_gate) is the oldest transaction the statement's
-# snapshot sees running that may be of this database: one seen running in another database
-# of the server (pg_stat_activity names each backend's database, to any role) writes no
-# event here, and its database never changes; one whose database cannot be told (it ended
-# since the snapshot was taken; a prepared transaction) counts as this database's. Without
+# snapshot sees running that may be of this database: one seen running, or prepared, in
+# another database of the server (pg_stat_activity and pg_prepared_xacts name it, to any
+# role) writes no event here, and its database never changes; one whose database cannot be
+# told (it ended since the snapshot was taken) counts as this database's. Without
 # that, a long write anywhere on a shared server (another application, a CREATE DATABASE)
 # kept every feed and history behind it, and a client did not read its own writes.
 _GATE = "chatcrm_feed_gate()"
