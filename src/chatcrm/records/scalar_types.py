@@ -156,9 +156,12 @@ class Phone(ValueType):
 
     def parse_query(self, name: str, text: str) -> Any:
         # A '+' in a query string that was not percent-encoded arrives as a space: a
-        # leading one stands for it (`+51 (0) 922…` is read as written, not as bare digits).
-        if text[:1] == " " and text.strip():
-            text = "+" + text.lstrip()
+        # leading one stands for it (`+51 (0) 922…` is read as written, not as bare digits)
+        # when a country code follows. Before a '+' or a 0 (`00`, `011`: no country code
+        # starts with 0) it is only a space, as it was before '+' was read (contract N).
+        rest = text.lstrip()
+        if text[:1] == " " and rest and rest[0] in "123456789":
+            text = "+" + rest
         return v.phone(name, text.strip(), allow_empty=False)
 
 
