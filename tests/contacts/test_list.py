@@ -500,6 +500,29 @@ def test_q_ignores_case_and_accents(api: Api) -> None:
     assert [c["record"]["id"] for col in board for c in col["cards"]] == [nunez["id"]]
 
 
+@pytest.mark.parametrize(
+    ("name", "q"),
+    [
+        ("Ħamrun", "hamrun"),
+        ("Ŧest", "TEST"),
+        ("Ðavid", "david"),
+        ("Ærø", "aero"),
+        ("Œuvre", "oeuvre"),
+        ("Þór", "thor"),
+        ("Ŀlívia", "llivia"),
+        ("Ƶofia", "zofia"),
+    ],
+)
+def test_q_folds_letters_with_a_stroke_and_ligatures_alike_everywhere(
+    api: Api, name: str, q: str
+) -> None:
+    """Letters Unicode decomposition leaves whole are folded as PostgreSQL's unaccent
+    folds them, on SQLite too (tests/db/test_search_fold.py compares every one)."""
+    hit = api.create_contact(name=name)
+    api.create_contact(name="Someone else")
+    assert ids(all_pages(api, q=q)) == [hit["id"]]
+
+
 @pytest.mark.parametrize(("q", "matches"), [("%", "50% off"), ("_", "a_b"), ("\\", "back\\slash")])
 def test_q_wildcards_are_literal(api: Api, q: str, matches: str) -> None:
     hit = api.create_contact(name=matches)

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from chatcrm.config import Settings
+from chatcrm.db.unaccent_letters import UNACCENT_LETTERS
 
 # A search ignores case and accents: "JOSÉ" and "jose" find "José", "nunez" finds
 # "Núñez". Both sides of the comparison go through one function, chatcrm_fold: SQLite's
@@ -25,8 +26,9 @@ UNICODE_FOLD = "chatcrm_fold"
 # replaces, and by what.
 ACCENTED = "áàâäãåāăąéèêëēĕėęěíìîïīĭįóòôöõøōŏőúùûüūŭůűųñńňçćčýÿśšźżžğłđ"
 PLAIN = "aaaaaaaaaeeeeeeeeeiiiiiiiooooooooouuuuuuuuunnncccyysszzzgld"
-# What compatibility decomposition does not take apart.
-_UNDECOMPOSED = str.maketrans({"ø": "o", "Ø": "o", "ł": "l", "Ł": "l", "đ": "d", "Đ": "d"})
+# What compatibility decomposition does not take apart and unaccent does (`Ħ` → h, `Æ` →
+# ae): so that SQLite finds what PostgreSQL finds.
+_UNDECOMPOSED = str.maketrans(UNACCENT_LETTERS)
 
 
 def fold(value: object) -> object:
