@@ -120,6 +120,13 @@ def test_bad_board_queries(api: Api) -> None:
     assert error_fields(body) == ["stageId"]
     body = error(api.get("/api/contact/board", params={"stageId": "x"}), 422, "VALIDATION_ERROR")
     assert error_fields(body) == ["stageId"]
+    contact_stage = api.stage_ids()[0]
+    body = error(
+        api.get("/api/opportunity/board", params={"stageId": contact_stage}),
+        422,
+        "VALIDATION_ERROR",
+    )
+    assert body["data"]["errors"][0]["message"] == "must be an opportunity stage of the workspace"
     body = error(api.get("/api/contact/board", params={"pageSize": "0"}), 422, "VALIDATION_ERROR")
     assert error_fields(body) == ["pageSize"]
     error(api.get("/api/contact/board", params={"shape": "full"}), 400, "BAD_REQUEST")

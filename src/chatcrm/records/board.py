@@ -179,9 +179,8 @@ async def read_board(
     if stage_id is not None:
         stage_list = [stage for stage in stage_list if stage[0] == stage_id]
         if not stage_list:
-            raise ValidationFailed(
-                [FieldError("stageId", f"must be a {kind.name} stage of the workspace")]
-            )
+            stage = f"{'an' if kind.name[0] in 'aeiou' else 'a'} {kind.name} stage"
+            raise ValidationFailed([FieldError("stageId", f"must be {stage} of the workspace")])
     params: dict[str, Any] = {"_ws": workspace_id, **filtering.params}
     if stage_id is not None:
         params["_stage"] = stage_id
