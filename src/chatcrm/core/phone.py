@@ -43,6 +43,13 @@ _INVISIBLE = "\u00ad\u200b\u2060"
 _PLAIN = str.maketrans(
     {**dict.fromkeys(_SPACES, " "), **dict.fromkeys(_DASHES, "-"), **dict.fromkeys(_INVISIBLE)}
 )
+# What a phone field takes, for the OpenAPI document (ECMA-262): the characters read above,
+# a '+' first or inside a first parenthesis; the digits' count is checked by the service.
+INPUT_PATTERN = (
+    r"^\s*(\(?\s*\+?[0-9 ().\-"
+    + "".join(f"\\u{ord(c):04x}" for c in _SPACES + _DASHES + _INVISIBLE)
+    + r"]+)?\s*$"
+)
 # `(+51) 987 654 321`: the country code in parentheses, its '+' inside them.
 _PLUS_IN_PARENTHESES = re.compile(r"^\(\s*\+")
 _FORMATTING = re.compile(r"[^0-9]")

@@ -10,6 +10,7 @@ from sqlalchemy import Boolean as SqlBoolean
 from sqlalchemy import Column, ColumnElement, Integer, String, func, type_coerce
 from sqlalchemy import Text as SqlText
 
+from chatcrm.core import phone
 from chatcrm.core import values as v
 from chatcrm.core.errors import FieldError
 from chatcrm.core.money import money_sql
@@ -92,10 +93,10 @@ class ContactLink(Reference):
 # spaces, surrounding spaces trimmed. The domain's own rules (labels, an international
 # name read as IDNA) and the 254-character limit are the server's alone.
 _EMAIL = r'^\s*[^@\s\x00-\x1f\x7f"(),:;<>\[\\\]]{1,64}@[^@\s]+\s*$'
-# A phone as core/phone.py reads it: an optional +, then digits, spaces, dots, dashes and
-# brackets; surrounding spaces trimmed; blank for none. How many digits it must have
-# (6 to 15 once an international prefix or a trunk 0 is read) is the server's alone.
-_PHONE = r"^\s*(\+?[0-9 ().-]+)?\s*$"
+# A phone as core/phone.py reads it (phone.INPUT_PATTERN): an optional +, then digits,
+# spaces, dots, dashes and brackets; surrounding spaces trimmed; blank for none. How many
+# digits it must have (6 to 15 once an international prefix or a trunk 0 is read) is the
+# server's alone.
 
 
 class Email(ValueType):
@@ -149,7 +150,7 @@ class Phone(ValueType):
         return (digits or None) if self.empty_is_null else digits
 
     def input_schema(self, *, nullable: bool = False) -> Schema:
-        return {"type": "string", "pattern": _PHONE}
+        return {"type": "string", "pattern": phone.INPUT_PATTERN}
 
     def output_schema(self) -> Schema:
         return {"type": "string", "pattern": "^[0-9]*$"}
