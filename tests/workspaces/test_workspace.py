@@ -212,6 +212,10 @@ def test_a_workspace_created_without_a_name_gets_one_no_other_has(api: Api, othe
     )
     assert renamed["name"] == "Lima"
     assert ok_data(create_workspace(api, {}))["name"] == "My workspace 4"
+    # Told apart as people tell names apart: case and surrounding spaces do not count.
+    ok_data(create_workspace(api, {"name": "my WORKSPACE 5"}))
+    ok_data(create_workspace(api, {"name": " My workspace 6 "}))
+    assert ok_data(create_workspace(api, {}))["name"] == "My workspace 7"
 
 
 async def test_workspaces_created_together_without_names_get_different_ones(

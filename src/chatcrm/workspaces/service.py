@@ -21,13 +21,15 @@ from chatcrm.workspaces.fields import WORKSPACE
 DEFAULT_CONTACT_STAGES = ("New", "In progress", "Follow-up", "Closed")
 DEFAULT_OPPORTUNITY_STAGES = ("Qualification", "Proposal", "Negotiation", "Closing")
 # A workspace created without a name gets this one, or the first of "My workspace 2",
-# "My workspace 3"… that no other workspace of its account has (contract N).
+# "My workspace 3"… that no other workspace of its account has (contract N), told apart
+# as a person tells names apart: " my workspace 2" is taken by "My workspace 2".
 DEFAULT_NAME = "My workspace"
 
 
 def free_name(taken: set[str]) -> str:
+    seen = {t.strip().casefold() for t in taken}
     name, number = DEFAULT_NAME, 1
-    while name in taken:
+    while name.casefold() in seen:
         number += 1
         name = f"{DEFAULT_NAME} {number}"
     return name
