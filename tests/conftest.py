@@ -304,12 +304,17 @@ def migrated_database(backend: str, tmp_path_factory: pytest.TempPathFactory) ->
         drop_pg_database(url)
 
 
-def databases_per_backend(name: str) -> Any:
-    """A session fixture named `name`: a migrated, empty database of each backend. The
+def databases_per_backend(
+    name: str,
+    scope: Literal["session", "module"] = "session",
+    backends: tuple[str, ...] = DATABASES,
+) -> Any:
+    """A fixture named `name`: a migrated, empty database of each of `backends`. The
     session's shared one is `database_url`; tests whose servers must not meet the shared
-    app's (the console's, the channels') declare one of their own."""
+    app's (the console's, the channels') declare one of their own, and a module whose
+    tests hold transactions open or empty whole tables, one of its own (scope "module")."""
 
-    @pytest.fixture(scope="session", params=DATABASES, name=name)
+    @pytest.fixture(scope=scope, params=backends, name=name)
     def fixture(
         request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     ) -> Iterator[str]:

@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
 
 import asyncpg
 import pytest
 from sqlalchemy.engine import make_url
 
 from tests.client import Api, ok_data
-from tests.conftest import DATABASES, _admin_of, _cluster, app_fixtures, migrated_database
+from tests.conftest import DATABASES, _admin_of, _cluster, app_fixtures, databases_per_backend
 from tests.events.test_no_gaps import LoopThread
 
-
-@pytest.fixture(scope="module", params=[d for d in DATABASES if d != "sqlite"])
-def database_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    with migrated_database(request.param, tmp_path_factory) as url:
-        yield url
+database_url = databases_per_backend(
+    "database_url", "module", tuple(d for d in DATABASES if d != "sqlite")
+)
 
 
 settings, http = app_fixtures("module")

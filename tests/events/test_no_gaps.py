@@ -20,7 +20,7 @@ from chatcrm.contacts.kind import CONTACT
 from chatcrm.db.database import Connection, Database
 from chatcrm.records import writing
 from tests.client import Api, ok_data
-from tests.conftest import DATABASES, app_fixtures, migrated_database
+from tests.conftest import app_fixtures, databases_per_backend
 
 T = TypeVar("T")
 
@@ -46,12 +46,7 @@ class LoopThread:
 
 # These tests hold a writing transaction open on purpose, in a database of their own: the
 # feed's gate keeps that database's readers behind it (tests/events/test_feed_gate.py).
-@pytest.fixture(scope="module", params=DATABASES)
-def database_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    with migrated_database(request.param, tmp_path_factory) as url:
-        yield url
+database_url = databases_per_backend("database_url", "module")
 
 
 settings, http = app_fixtures("module")

@@ -6,10 +6,8 @@ had passed them must still be sent the new events."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from datetime import timedelta
 
-import pytest
 from sqlalchemy import update
 
 from chatcrm.config import Settings
@@ -18,17 +16,11 @@ from chatcrm.db.database import Database
 from chatcrm.db.schema import events
 from chatcrm.events import retention
 from tests.client import Api, ok_data
-from tests.conftest import DATABASES, app_fixtures, migrated_database
+from tests.conftest import app_fixtures, databases_per_backend
 from tests.webhooks import hooks
 
-
 # The purge empties the whole event table, so the database is this module's own.
-@pytest.fixture(scope="module", params=DATABASES)
-def database_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    with migrated_database(request.param, tmp_path_factory) as url:
-        yield url
+database_url = databases_per_backend("database_url", "module")
 
 
 settings, http = app_fixtures("module")
