@@ -155,6 +155,16 @@ def test_the_account_keeps_an_active_owner(owner_api: Api) -> None:
         workspace=None,
     )
     error(disable, 409, "LAST_OWNER")
+    # An owner invited, disabled and enabled again has still not accepted: invited, not
+    # an active owner that would let the last one who can sign in step down.
+    ghost = invite(owner_api, "owner")["user"]["id"]
+    for status in ("disabled", "active"):
+        body = {"paramToUpdate": "status", "status": status}
+        ok_data(owner_api.put(f"/api/user/{ghost}", json=body, workspace=None))
+    got = ok_data(owner_api.get(f"/api/user/{ghost}", workspace=None))["user"]
+    assert got["status"] == "invited"
+    demote = owner_api.put(f"/api/user/{owner.user['id']}", json={"role": "admin"}, workspace=None)
+    error(demote, 409, "LAST_OWNER")
     second = person(owner_api, "owner")
     ok_data(owner_api.put(f"/api/user/{owner.user['id']}", json={"role": "admin"}, workspace=None))
     assert second.request("GET", "/api/me").status_code == 200

@@ -320,8 +320,11 @@ async def update_user(
     status = str(clean["status"] if "status" in clean else row["status"])
     check_may_manage(caller, row)
     check_role_change(caller, touching=row["role"], making=clean.get("role"))
-    if "status" in clean and row["status"] == INVITED and status == ACTIVE:
-        status = INVITED  # only accepting the invitation makes an invited user active
+    if "status" in clean and status == ACTIVE and row["password_hash"] is None:
+        # Only accepting the invitation makes an invited user active: one disabled before
+        # it accepted comes back invited (an "active" owner nobody can sign in as would
+        # let the last real owner step down: LAST_OWNER counts active owners).
+        status = INVITED
     columns: dict[str, Any] = {}
     if "name" in clean:
         columns["name"] = clean["name"]
