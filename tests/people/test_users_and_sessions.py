@@ -292,7 +292,7 @@ def test_owners_and_admins_belong_to_every_workspace(owner_api: Api) -> None:
 
 
 def test_an_agent_is_linked_by_email_to_its_agents(owner_api: Api) -> None:
-    email = unique_email()
+    email = "ñandú." + unique_email()  # the case of every letter, not ASCII's only
     agent = owner_api.add_agent(name="Linked", email=email.upper())
     data = invite(owner_api, "agent", email=email)
     assert data["user"]["agentIds"] == [agent["id"]]

@@ -22,6 +22,9 @@ from chatcrm.db.unaccent_letters import UNACCENT_LETTERS
 # "Núñez". Both sides of the comparison go through one function, chatcrm_fold: SQLite's
 # is `fold` (its own lower() and LIKE know ASCII only), PostgreSQL's migration 0011's.
 UNICODE_FOLD = "chatcrm_fold"
+# An e-mail compared without case (a user's to its agents'): SQLite's own lower() knows
+# ASCII only, so each SQLite connection gets this one, Python's, as the users' keys are.
+UNICODE_LOWER = "chatcrm_lower"
 # PostgreSQL without the unaccent extension: the accented Latin letters its translate()
 # replaces, and by what.
 ACCENTED = "áàâäãåāăąéèêëēĕėęěíìîïīĭįóòôöõøōŏőúùûüūŭůűųñńňçćčýÿśšźżžğłđ"
@@ -39,6 +42,10 @@ def fold(value: object) -> object:
         return value.lower()
     decomposed = unicodedata.normalize("NFKD", value.translate(_UNDECOMPOSED))
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+def lower(value: object) -> object:
+    return value.lower() if isinstance(value, str) else value
 
 
 class DatabaseUrlError(ValueError):

@@ -1,7 +1,7 @@
 """SQLite connections for one process: a few readers and one writer (db/database.py).
 
 Each is opened with WAL, the busy timeout, foreign keys and the configured synchronous
-mode, and with the Unicode-aware lower() that searches use.
+mode, and with the Unicode-aware functions that searches and e-mail comparisons use.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import asyncio
 import aiosqlite
 
 from chatcrm.config import Settings
-from chatcrm.db.engine import UNICODE_FOLD, fold
+from chatcrm.db.engine import UNICODE_FOLD, UNICODE_LOWER, fold, lower
 
 
 class SqlitePool:
@@ -41,6 +41,7 @@ class SqlitePool:
             async with conn.execute(pragma) as cursor:
                 await cursor.fetchall()
         await conn.create_function(UNICODE_FOLD, 1, fold, deterministic=True)
+        await conn.create_function(UNICODE_LOWER, 1, lower, deterministic=True)
         self._open_ones.add(conn)
         return conn
 

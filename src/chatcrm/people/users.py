@@ -20,6 +20,7 @@ from chatcrm.db import locks
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import agents, workspaces
+from chatcrm.db.textsearch import lowercase
 from chatcrm.people import passwords, tokens
 from chatcrm.people.errors import (
     DuplicateUser,
@@ -68,12 +69,12 @@ _ACCOUNT_WORKSPACES = (
     .order_by(workspaces.c.created_at, workspaces.c.id)
 )
 _AGENTS_BY_EMAIL = (
-    select(agents.c.workspace_id, agents.c.id, func.lower(agents.c.email).label("email_key"))
+    select(agents.c.workspace_id, agents.c.id, lowercase(agents.c.email).label("email_key"))
     .where(in_id_list(agents.c.workspace_id, "_ws", "postgresql"))
     .order_by(agents.c.created_at, agents.c.id)
 )
 _AGENTS_BY_EMAIL_SQLITE = (
-    select(agents.c.workspace_id, agents.c.id, func.lower(agents.c.email).label("email_key"))
+    select(agents.c.workspace_id, agents.c.id, lowercase(agents.c.email).label("email_key"))
     .where(in_id_list(agents.c.workspace_id, "_ws", "sqlite"))
     .order_by(agents.c.created_at, agents.c.id)
 )

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, or_, select
 
 from chatcrm.auth.scopes import AGENT
 from chatcrm.db.database import Connection
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import agents, workspaces
+from chatcrm.db.textsearch import lowercase
 from chatcrm.records.kind import RecordKind
 
 # A list variant of its own (never a query parameter's name).
@@ -41,7 +42,7 @@ _SEE_ONLY_ASSIGNED = select(workspaces.c.agents_see_only_assigned).where(
     workspaces.c.id == bindparam("_ws")
 )
 _AGENTS_OF = select(agents.c.id).where(
-    agents.c.workspace_id == bindparam("_ws"), func.lower(agents.c.email) == bindparam("_email")
+    agents.c.workspace_id == bindparam("_ws"), lowercase(agents.c.email) == bindparam("_email")
 )
 
 
