@@ -19,8 +19,11 @@ from sqlalchemy import text
 from chatcrm.app import create_app
 from chatcrm.cli import main
 from chatcrm.config import Settings
+from chatcrm.contacts.kind import CONTACT
 from chatcrm.db.citus import NotACoordinator, distribute
+from chatcrm.db.database import Connection, Database
 from chatcrm.db.engine import standalone_engine
+from chatcrm.records import writing
 from tests.client import Api, ok_data
 from tests.conftest import (
     create_citus_database,
@@ -32,6 +35,7 @@ from tests.conftest import (
     new_account,
     run_sync,
 )
+from tests.events.test_no_gaps import LoopThread
 
 REFERENCE = {"accounts", "workspaces", "api_keys", "channels"}
 LOCAL = {"alembic_version", "rate_budgets", "key_changes", "service_secrets", "idempotency_keys"}
@@ -166,6 +170,59 @@ def test_rows_stay_through_distributing(citus_url: str) -> None:
         while (got := _deliveries(api, hook["id"])) != every:
             assert time.monotonic() < deadline, (got, every)
             time.sleep(0.1)
+
+
+def _feed(api: Api, after: str | None = None) -> list[str]:
+    ids: list[str] = []
+    params = {"pageSize": "100", **({"after": after} if after else {})}
+    while True:
+        data = ok_data(api.get("/api/events", params=params))
+        ids += [e["id"] for e in data["events"]]
+        if not data["events"]:
+            return ids
+        params["after"] = data["next"]
+
+
+def test_the_feed_keeps_its_order_through_distributing(citus_url: str) -> None:
+    """Events committed out of the order they were written in (a transaction that began
+    first and wrote last) are in the feed in commit order; after the move, where every
+    event shares the copy's transaction id, the feed is the same and each cursor taken
+    before it goes on with the same events."""
+    account = new_account(citus_url)
+    side, db = LoopThread(), Database(Settings(database_url=citus_url))
+
+    async def write(conn: Connection, contact_id: str, name: str) -> None:
+        body = {"paramToUpdate": "name", "name": name}
+        await writing.update(
+            conn,
+            CONTACT,
+            workspace_id=account.workspace_id,
+            record_id=contact_id,
+            body=body,
+            if_match=None,
+        )
+
+    try:
+        with _app(citus_url) as http:
+            api = Api(http, account)
+            first, second, third = (api.create_contact(name=n) for n in ("A", "B", "C"))
+            held = db.connection()
+            side.run(held.begin())  # one transaction for both of its writes
+            side.run(write(held, first["id"], "A, the transaction that began first"))
+            api.set_contact(second["id"], name="B, committed while it is open")
+            side.run(write(held, third["id"], "C, written last by the first transaction"))
+            side.run(held.finish(commit=True))
+            before = _feed(api)
+            assert len(before) == 6
+        side.run(db.dispose())
+    finally:
+        side.close()
+    distribute_tables(citus_url)
+    with _app(citus_url) as http:
+        api = Api(http, account)
+        assert _feed(api) == before
+        for place, cursor in enumerate(before):
+            assert _feed(api, cursor) == before[place + 1 :], cursor
 
 
 def test_a_failed_run_s_leftovers_are_emptied_by_the_next(citus_url: str) -> None:

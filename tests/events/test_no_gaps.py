@@ -18,6 +18,8 @@ import pytest
 from chatcrm.config import Settings
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.db.database import Connection, Database
+from chatcrm.events import feed
+from chatcrm.events.feed import Page
 from chatcrm.records import writing
 from tests.client import Api, ok_data
 from tests.conftest import app_fixtures, databases_per_backend
@@ -77,6 +79,7 @@ def test_a_late_commit_is_not_skipped(
 
     async def write_and_hold() -> Connection:
         conn = db.connection()
+        await conn.begin()  # a single-statement update would otherwise commit at once
         await writing.update(
             conn,
             CONTACT,
@@ -117,3 +120,56 @@ def _all(api: Api) -> list[dict[str, Any]]:
     from tests.events.test_outbox import all_events
 
     return all_events(api)
+
+
+@pytest.mark.parametrize("path", ["/api/events", "history"])
+def test_a_read_shows_a_write_answered_before_it_once_older_ones_end(
+    api: Api,
+    side: tuple[LoopThread, Database],
+    database_url: str,
+    path: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client's write, answered, is in its next feed or history read even when an older
+    transaction held it back at the read's first look and ended before the read settled
+    (events/reading.py reads again once they have ended)."""
+    if database_url.startswith("sqlite"):
+        pytest.skip("SQLite has one writer: no transaction is older than an answered write")
+    loop, db = side
+    held_record, mine = api.create_contact(), api.create_contact()
+    _, end = follow(api, None)
+
+    async def write_and_hold() -> Connection:
+        conn = db.connection()
+        await conn.begin()
+        body = {"paramToUpdate": "name", "name": "held"}
+        await writing.update(
+            conn,
+            CONTACT,
+            workspace_id=api.ws,
+            record_id=held_record["id"],
+            body=body,
+            if_match=None,
+        )
+        return conn
+
+    held = loop.run(write_and_hold())
+    api.set_contact(mine["id"], name="answered")  # after the held one began: behind it
+    reads = 0
+    read_page = feed.read_page
+
+    async def read_then_end_the_held_one(*args: Any, **kwargs: Any) -> Page:
+        nonlocal reads
+        page = await read_page(*args, **kwargs)
+        reads += 1
+        if reads == 1:  # it ends between the first read and the look at what still runs
+            loop.run(held.finish(commit=True))
+        return page
+
+    monkeypatch.setattr(feed, "read_page", read_then_end_the_held_one)
+    if path == "history":
+        got = ok_data(api.get(f"/api/contact/{mine['id']}/history"))["events"]
+        assert [e["type"] for e in got] == ["contact.created", "contact.updated"]
+    else:
+        got = ok_data(api.get(path, params={"after": end, "pageSize": "100"}))["events"]
+        assert [e["recordId"] for e in got] == [held_record["id"], mine["id"]]

@@ -128,6 +128,28 @@ _EXTENSIONS = text("SELECT extname FROM pg_extension WHERE extname = ANY(:names)
 _ON_WORKERS = text(
     "SELECT nodename, nodeport, success, result FROM run_command_on_workers(:command)"
 )
+# The feed's order before the move, kept by `seq` alone: the copy to the shards gives
+# every moved event the id of the transaction that copied it (the trigger fires again on
+# the worker), so afterwards a workspace's events share one `txid` and `seq` orders them.
+# Each workspace's own `seq` values are dealt out again in (txid, seq) order: no value new,
+# none drawn from the sequence. An event never in the feed (txid -1) keeps its own.
+_SEQ_IN_FEED_ORDER = text(
+    """
+    WITH feed AS (
+      SELECT workspace_id, id, seq,
+             row_number() OVER (PARTITION BY workspace_id ORDER BY txid, seq) AS place,
+             row_number() OVER (PARTITION BY workspace_id ORDER BY seq) AS by_seq
+        FROM events WHERE txid >= 0
+    ),
+    dealt AS (
+      SELECT f.workspace_id, f.id, s.seq
+        FROM feed f JOIN feed s ON s.workspace_id = f.workspace_id AND s.by_seq = f.place
+       WHERE s.seq <> f.seq
+    )
+    UPDATE events e SET seq = d.seq
+      FROM dealt d WHERE e.workspace_id = d.workspace_id AND e.id = d.id
+    """
+)
 _WEBHOOKS = text("SELECT workspace_id, id FROM webhooks ORDER BY workspace_id, id")
 # A workspace's last event in the feed (events/feed.py's end, without its gate: nothing
 # else runs while the layout changes).
@@ -327,6 +349,8 @@ async def _lay_out(conn: AsyncConnection, before_events_move: BeforeEventsMove |
     events_move = "events" in tenant
     if events_move and before_events_move is not None:
         await before_events_move()
+    if events_move:
+        await conn.execute(_SEQ_IN_FEED_ORDER)
 
     done: list[str] = []
     for name in _dependency_order(reference, edges):

@@ -69,7 +69,10 @@ async def read(
             if loop.time() < settle_until and await _unsettled(conn, workspace_id, horizon):
                 await asyncio.sleep(SETTLE_PAUSE)
                 continue
+            # Settled now, but the page was read before: a transaction that ended between
+            # that read and this look has its events after the page's. Read it again.
             horizon = None
+            continue
         remaining = deadline - loop.time()
         if page.events or remaining <= 0:
             return page
