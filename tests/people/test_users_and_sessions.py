@@ -3,6 +3,7 @@ contract names, tested the way a careless implementation would fail it."""
 
 from __future__ import annotations
 
+import base64
 import logging
 import time
 from typing import Any
@@ -15,6 +16,7 @@ from chatcrm.app import create_app
 from chatcrm.auth import scopes
 from chatcrm.config import Settings
 from tests.client import Api, error, ok_data, unique_email
+from tests.conftest import new_account
 from tests.people.conftest import PASSWORD, Browser, invite, person, token_of
 
 
@@ -730,3 +732,36 @@ def test_each_lockout_doubles_the_wait(owner_api: Api, database_url: str) -> Non
     assert 110 <= lock_out() <= 120
     let_it_pass()
     assert 230 <= lock_out() <= 240
+
+
+def test_the_audit_log_pages_with_tokens_only_it_made(owner_api: Api, database_url: str) -> None:
+    """Contract C: a continuation token is opaque, tamper-proof and bound to its list; the
+    audit log's too (J.6), so an entry's id dressed as a token, a token of another
+    account's log or of another list is 400, and nothing of either log is shown."""
+    for n in range(3):
+        body = {"name": f"audited {n}", "scopes": ["contacts:read"]}
+        ok_data(owner_api.post("/api/key", json=body, workspace=None))
+    first = ok_data(owner_api.get("/api/audit", params={"pageSize": "2"}, workspace=None))
+    token = first["continuationToken"]
+    assert token and len(first["data"]) == 2
+    second = ok_data(
+        owner_api.get(
+            "/api/audit", params={"pageSize": "2", "continuationToken": token}, workspace=None
+        )
+    )
+    every = ok_data(owner_api.get("/api/audit", params={"pageSize": "4"}, workspace=None))
+    assert [e["id"] for e in first["data"] + second["data"]] == [e["id"] for e in every["data"]]
+
+    def refused(token: str, api: Api = owner_api) -> None:
+        got = api.get("/api/audit", params={"continuationToken": token}, workspace=None)
+        body = error(got, 400, "INVALID_CONTINUATION_TOKEN")
+        assert body["data"] is None
+
+    entry = first["data"][-1]["id"]
+    refused(base64.urlsafe_b64encode(entry.encode()).rstrip(b"=").decode())  # an id as token
+    refused(token[:-2] + ("AA" if token[-2:] != "AA" else "BB"))  # its signature changed
+    owner_api.create_contact(), owner_api.create_contact()
+    contacts = ok_data(owner_api.get("/api/contact", params={"pageSize": "1"}))
+    refused(contacts["continuationToken"])  # another list's
+    other = Api(owner_api.http, new_account(database_url, "Another account"))
+    refused(token, other)  # another account's log

@@ -11,6 +11,7 @@ from sqlalchemy import bindparam, insert, select
 from chatcrm import __version__
 from chatcrm.api.call import Call
 from chatcrm.core.ids import new_id
+from chatcrm.core.pagination import Position
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db.database import Connection
 from chatcrm.events.outbox import SYSTEM_ACTOR
@@ -90,9 +91,9 @@ async def note_command(conn: Connection, account_id: str, action: str, target: s
 
 async def page(
     conn: Connection, account_id: str, *, before: str | None, size: int
-) -> tuple[list[dict[str, Any]], str | None]:
-    """Up to `size` entries older than the entry `before` (None: the newest), and the id
-    to continue from when more remain."""
+) -> tuple[list[dict[str, Any]], Position | None]:
+    """Up to `size` entries older than the entry `before` (None: the newest), and the
+    last one's place to continue from when more remain."""
     rows = await conn.fetch(
         _PAGE, {"_account": account_id, "_before": before or _TOP, "_limit": size + 1}
     )
@@ -109,4 +110,5 @@ async def page(
         }
         for r in rows[:size]
     ]
-    return entries, entries[-1]["id"] if more else None
+    last = rows[size - 1] if more else None
+    return entries, None if last is None else Position(created_at=last["at"], id=last["id"])
