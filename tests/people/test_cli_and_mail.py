@@ -235,3 +235,45 @@ def test_invitations_and_reset_links_are_emailed(
     bodies = sorted((m.get_payload() for m in inbox.messages), key=lambda b: "#reset/" in b)
     assert invited["inviteUrl"] in bodies[0] and "#reset/" not in bodies[0]
     assert reset["resetUrl"] in bodies[1]
+
+
+@pytest.mark.not_on_citus
+def test_the_cli_s_links_are_emailed_too(database_url: str, account: Any, smtp: Any) -> None:
+    """J.1: with CHATCRM_SMTP_URL set, invitations and reset links are also e-mailed,
+    the CLI's as the API's; a mail server that refuses is said on stderr, without the
+    link, and the command still prints it."""
+    inbox, port = smtp
+    email = unique_email()
+    env = {
+        "CHATCRM_PUBLIC_URL": "https://crm.test",
+        "CHATCRM_SMTP_URL": f"smtp://127.0.0.1:{port}",
+        "CHATCRM_SMTP_FROM": "chatcrm <crm@crm.test>",
+    }
+    args = ("--account", account.account_id, "--email", email, "--name", "Mailed")
+    made = run_cli(
+        "users",
+        "create",
+        *args,
+        "--role",
+        "admin",
+        "--database-url",
+        database_url,
+        "--json",
+        env=env,
+    )
+    assert made.returncode == 0, made.stderr
+    reset = run_cli("users", "reset-link", email, "--database-url", database_url, "--json", env=env)
+    assert reset.returncode == 0, reset.stderr
+    links = [json.loads(made.stdout)["inviteUrl"], json.loads(reset.stdout)["resetUrl"]]
+    assert [m["To"] for m in inbox.messages] == [email, email]
+    assert [link in m.get_payload() for m, link in zip(inbox.messages, links, strict=True)] == [
+        True,
+        True,
+    ]
+    nobody = {**env, "CHATCRM_SMTP_URL": f"smtp://127.0.0.1:{free_port()}"}
+    refused = run_cli(
+        "users", "reset-link", email, "--database-url", database_url, "--json", env=nobody
+    )
+    assert refused.returncode == 0, refused.stderr
+    link = json.loads(refused.stdout)["resetUrl"]
+    assert "could not be sent" in refused.stderr and link.rsplit("/", 1)[1] not in refused.stderr

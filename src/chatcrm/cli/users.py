@@ -56,7 +56,7 @@ def users_create(
 
     settings = settings_for(database_url)
 
-    async def work(conn: Connection) -> tuple[str, str]:
+    async def work(conn: Connection) -> tuple[str, str, str, str]:
         if not await auth_repo.account_exists(conn, account_id):
             raise CommandError(f"no account with id {account_id!r}")
         body: dict[str, Any] = {"email": email, "name": name, "role": role}
@@ -67,16 +67,29 @@ def users_create(
         except ServiceError as exc:
             detail = "; ".join(f"{e.field} {e.message}" for e in exc.errors or [])
             raise CommandError(f"{exc.message}{': ' + detail if detail else ''}") from exc
-        await audit.note_command(conn, account_id, "user.invited", invited.row["id"])
-        return invited.row["id"], people.link(settings.base_url, people.INVITE, invited.token)
+        row = invited.row
+        await audit.note_command(conn, account_id, "user.invited", row["id"])
+        link = people.link(settings.base_url, people.INVITE, invited.token)
+        return row["id"], link, row["email"], row["name"]
 
-    user_id, url = run_db(database_url, work)
+    user_id, url, to, invited_name = run_db(database_url, work)
     _say_where_links_point(settings)
+    _mail(settings, to=to, name=invited_name, purpose="invite", link=url)
     if as_json:
         print_json({"userId": user_id, "inviteUrl": url})
     else:
         click.echo(f"user id:    {user_id}")
         click.echo(f"invitation: {url}  (single-use, valid 7 days)")
+
+
+def _mail(settings: Settings, *, to: str, name: str, purpose: str, link: str) -> None:
+    """The link e-mailed too when CHATCRM_SMTP_URL is set (J.1), as the API's are; a
+    failure is said on stderr (without the link) and the command still succeeds: the
+    link is printed."""
+    from chatcrm.people.mail import mail_link
+
+    if mail_link(settings, to=to, name=name, purpose=purpose, link=link) is False:
+        click.echo(f"note: the e-mail to {to} could not be sent (see the log line)", err=True)
 
 
 def _say_where_links_point(settings: Settings) -> None:
@@ -103,16 +116,18 @@ def users_reset_link(database_url: str | None, email: str, as_json: bool) -> Non
 
     settings = settings_for(database_url)
 
-    async def work(conn: Connection) -> tuple[str, str]:
+    async def work(conn: Connection) -> tuple[str, str, str, str]:
         row = await people.by_email(conn, email)
         if row is None:
             raise CommandError(f"no user with e-mail {email!r}")
         token = await people.new_link(conn, row["id"], people.RESET, now=utcnow())
         await audit.note_command(conn, row["account_id"], "user.reset_link_created", row["id"])
-        return row["id"], people.link(settings.base_url, people.RESET, token)
+        link = people.link(settings.base_url, people.RESET, token)
+        return row["id"], link, row["email"], row["name"]
 
-    user_id, url = run_db(database_url, work)
+    user_id, url, to, name = run_db(database_url, work)
     _say_where_links_point(settings)
+    _mail(settings, to=to, name=name, purpose="reset", link=url)
     if as_json:
         print_json({"userId": user_id, "resetUrl": url})
     else:

@@ -54,20 +54,32 @@ def _send(settings: Settings, to: str, subject: str, body: str) -> None:
         client.send_message(message)
 
 
+def _send_link(settings: Settings, to: str, name: str, purpose: str, link: str) -> bool:
+    """Send it now; False (logged without the link: it carries the token) when it could
+    not be."""
+    try:
+        _send(settings, to, SUBJECTS[purpose], TEXTS[purpose].format(name=name, link=link))
+    except Exception as exc:
+        log.warning(
+            "an e-mail could not be sent", extra={"purpose": purpose, "error": type(exc).__name__}
+        )
+        return False
+    return True
+
+
+def mail_link(settings: Settings, *, to: str, name: str, purpose: str, link: str) -> bool | None:
+    """A command's link e-mailed before it ends (`chatcrm users create`, `reset-link`):
+    None when mail is not set, else whether it was sent."""
+    return _send_link(settings, to, name, purpose, link) if settings.smtp_url else None
+
+
 def send_link(settings: Settings, *, to: str, name: str, purpose: str, link: str) -> None:
     """Queue the e-mail of an invitation or reset link (nothing when mail is not set)."""
     if not settings.smtp_url:
         return
-    body = TEXTS[purpose].format(name=name, link=link)
 
     async def deliver() -> None:
-        try:
-            await asyncio.to_thread(_send, settings, to, SUBJECTS[purpose], body)
-        except Exception as exc:  # logged without the link: it carries the token
-            log.warning(
-                "an e-mail could not be sent",
-                extra={"purpose": purpose, "error": type(exc).__name__},
-            )
+        await asyncio.to_thread(_send_link, settings, to, name, purpose, link)
 
     task = asyncio.get_running_loop().create_task(deliver())
     _tasks.add(task)
