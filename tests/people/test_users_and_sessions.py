@@ -391,11 +391,36 @@ def test_removing_a_user_keeps_its_record_and_ends_its_sessions(owner_api: Api) 
     _refusal(agent.request("GET", "/api/session"), 401, "SESSION_EXPIRED")
     user = ok_data(owner_api.get(f"/api/user/{agent.user['id']}", workspace=None))["user"]
     assert user["status"] == "disabled"
+    # Again: the same answer, and nothing more in the audit log (nothing changed).
+    again = ok_data(owner_api.delete(f"/api/user/{agent.user['id']}", workspace=None))
+    assert again == {"id": agent.user["id"]}
+    assert _audited(owner_api, "user.removed", agent.user["id"]) == 1
     error(
         owner_api.get(f"/api/user/{'0' * 8}-0000-7000-8000-{'0' * 12}", workspace=None),
         404,
         "USER_NOT_FOUND",
     )
+
+
+def _audited(api: Api, action: str, target: str) -> int:
+    """How many entries of the account's audit log record `action` on `target`."""
+    entries: list[dict] = []
+    params = {"pageSize": "100"}
+    while True:
+        page = ok_data(api.get("/api/audit", params=params, workspace=None))
+        entries += page["data"]
+        if not page["continuationToken"]:
+            return sum(e["action"] == action and e["target"] == target for e in entries)
+        params["continuationToken"] = page["continuationToken"]
+
+
+def test_a_key_revoked_twice_is_audited_once(owner_api: Api) -> None:
+    body = {"name": "twice", "scopes": ["contacts:read"]}
+    key = ok_data(owner_api.post("/api/key", json=body, workspace=None))["id"]
+    first = ok_data(owner_api.delete(f"/api/key/{key}", workspace=None))
+    second = ok_data(owner_api.delete(f"/api/key/{key}", workspace=None))
+    assert first["key"]["revokedAt"] == second["key"]["revokedAt"] is not None
+    assert _audited(owner_api, "key.revoked", key) == 1
 
 
 def test_csrf_token_and_origin_guard_cookie_changes(owner_api: Api) -> None:

@@ -120,8 +120,9 @@ async def create(conn: Connection, creator: Principal, body: dict[str, Any]) -> 
     return key_id, raw
 
 
-async def revoke(conn: Connection, account_id: str, key_id: str) -> None:
+async def revoke(conn: Connection, account_id: str, key_id: str) -> bool:
+    """True when it was live (revoking a revoked key again changes nothing)."""
     if not is_id(key_id) or await conn.fetchval(_ACCOUNT_OF, {"_id": key_id}) != account_id:
         raise KeyNotFound(key_id)
     await conn.begin()
-    await revoke_key(conn, key_id)
+    return await revoke_key(conn, key_id)

@@ -135,9 +135,10 @@ async def update_user(call: Call, userId: str) -> Response:
 )
 async def remove_user(call: Call, userId: str) -> Response:
     await call.check_header_workspace()
-    row = await people.remove(call.conn, call.principal, call.account_id, userId)
-    await sessions.end_all(call.conn, row["id"])
-    await audit.note(call, "user.removed", row["id"])
+    row, removed = await people.remove(call.conn, call.principal, call.account_id, userId)
+    if removed:  # once: removing a removed (disabled) user again changes nothing
+        await sessions.end_all(call.conn, row["id"])
+        await audit.note(call, "user.removed", row["id"])
     return ok(m.USER_REMOVED, {"id": row["id"]})
 
 

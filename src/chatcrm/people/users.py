@@ -350,18 +350,23 @@ async def update_user(
     return await by_id(conn, account_id, user_id), changed
 
 
-async def remove(conn: Connection, caller: Principal, account_id: str, user_id: str) -> Row:
-    """Disabled, its record kept (past events name it)."""
+async def remove(
+    conn: Connection, caller: Principal, account_id: str, user_id: str
+) -> tuple[Row, bool]:
+    """Disabled, its record kept (past events name it); and whether it was not already
+    (removing a disabled user again changes nothing)."""
     await conn.begin()
     row = await by_id(conn, account_id, user_id, for_change=True)
     check_may_manage(caller, row)
+    if row["status"] == DISABLED:
+        return row, False
     await _keeps_an_owner(conn, account_id, row, row["role"], DISABLED)
     now = utcnow()
     await set_columns(conn, user_id, status=DISABLED, updated_at=now)
     # Its links stop working: a removed user does not come back through an old one.
     await conn.execute(_RETIRE_TOKENS, {"_id": user_id, "_now": now})
     await keys_follow(conn)
-    return row
+    return row, True
 
 
 async def keys_follow(conn: Connection) -> None:
