@@ -77,13 +77,14 @@ async def sign_in(request: Request) -> Response:
     require_valid(given.errors)
     clean = given.clean
     ip, _ = client_of(request)
+    email = clean["email"].strip()  # as an invitation keeps it (a pasted address's spaces)
     user = await sessions.sign_in(
         conn,
-        email=clean["email"],
+        email=email,
         password=clean["password"],
         code=clean.get("code"),
         ip=ip,
-        on_failure=failed_sign_in(request, clean["email"]),
+        on_failure=failed_sign_in(request, email),
     )
     return await signed_in(conn, request, user)
 
