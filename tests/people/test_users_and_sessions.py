@@ -365,6 +365,27 @@ def test_throttling_refuses_even_the_right_password_while_it_lasts(owner_api: Ap
     assert agent.request("GET", "/api/me").status_code == 200  # open sessions go on
 
 
+def test_a_session_cannot_guess_its_user_s_password(owner_api: Api) -> None:
+    """The password asked again (to change it, to turn two-factor off) is throttled as
+    sign-in is: whoever holds a session cannot try passwords without end."""
+    agent = person(owner_api, "agent")
+    change = {"currentPassword": "wrong password!", "newPassword": "another password!"}
+    for n in range(5):
+        if n % 2:
+            wrong = agent.request("DELETE", "/api/me/2fa", json={"password": "wrong password!"})
+            field = "password"
+        else:
+            wrong = agent.request("PUT", "/api/me/password", json=change)
+            field = "currentPassword"
+        body = _refusal(wrong, 422, "VALIDATION_ERROR")
+        assert [e["field"] for e in body["data"]["errors"]] == [field]
+    right = agent.request("PUT", "/api/me/password", json={**change, "currentPassword": PASSWORD})
+    _refusal(right, 429, "TOO_MANY_ATTEMPTS")
+    assert 1 <= int(right.headers["retry-after"]) <= 60
+    _refusal(_sign_in(owner_api.http, agent.user["email"], PASSWORD), 429, "TOO_MANY_ATTEMPTS")
+    assert agent.request("GET", "/api/me").status_code == 200  # the session goes on
+
+
 def test_a_disabled_user_s_open_session_ends_at_once(owner_api: Api) -> None:
     agent = person(owner_api, "agent")
     assert agent.request("GET", "/api/me").status_code == 200

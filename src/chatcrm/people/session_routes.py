@@ -16,15 +16,13 @@ from chatcrm.api.state import STATE_SESSION
 from chatcrm.auth.service import USER
 from chatcrm.core import messages as m
 from chatcrm.core.errors import (
-    FieldError,
     NotFound,
-    ValidationFailed,
     require_valid,
 )
 from chatcrm.core.ids import is_id
 from chatcrm.core.timestamps import iso
 from chatcrm.db.database import Row
-from chatcrm.people import audit, keys, passwords, sessions, two_factor
+from chatcrm.people import audit, keys, sessions, two_factor
 from chatcrm.people import users as people
 from chatcrm.people.errors import SessionExpired
 from chatcrm.people.fields import (
@@ -214,15 +212,15 @@ async def _me(call: Call) -> Row:
     message=m.PASSWORD_CHANGED,
     answer=None,
     body=create_body_schema(PASSWORD_CHANGE, workspace_key=False),
-    errors=(422,),
+    errors=(422, 429),
 )
 async def change_password(call: Call) -> Response:
     given = bodies.create_body(PASSWORD_CHANGE, await call.read_body(), workspace_key=False)
     require_valid(given.errors)
     row = await _me(call)
-    matches, _ = passwords.verify(row["password_hash"], given.clean["currentPassword"])
-    if not matches:
-        raise ValidationFailed([FieldError("currentPassword", "is not the current password")])
+    ip, _ = client_of(call.request)
+    given_password = given.clean["currentPassword"]
+    await sessions.confirm_password(call.conn, row, given_password, ip=ip, field="currentPassword")
     await people.set_password(call.conn, row, given.clean["newPassword"], field="newPassword")
     await sessions.end_all(call.conn, row["id"], keep=call.principal.session_id)
     await audit.note(call, "user.password_changed", row["id"])
@@ -274,15 +272,16 @@ async def enable_two_factor(call: Call) -> Response:
     message=m.TWO_FACTOR_DISABLED,
     answer=None,
     body=create_body_schema(PASSWORD, workspace_key=False),
-    errors=(422,),
+    errors=(422, 429),
 )
 async def disable_two_factor(call: Call) -> Response:
     given = bodies.create_body(PASSWORD, await call.read_body(), workspace_key=False)
     require_valid(given.errors)
     row = await _me(call)
-    matches, _ = passwords.verify(row["password_hash"], given.clean["password"])
-    if not matches:
-        raise ValidationFailed([FieldError("password", "is not the current password")])
+    ip, _ = client_of(call.request)
+    await sessions.confirm_password(
+        call.conn, row, given.clean["password"], ip=ip, field="password"
+    )
     await two_factor.disable(call.conn, row)
     await audit.note(call, "user.2fa_disabled", row["id"])
     return ok(m.TWO_FACTOR_DISABLED, None)

@@ -19,6 +19,7 @@ from sqlalchemy import bindparam, delete, insert, select, update
 from chatcrm.auth import scopes
 from chatcrm.auth.service import USER, Principal
 from chatcrm.config import Settings
+from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.ids import new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db import locks
@@ -313,6 +314,28 @@ async def sign_in(
         await people.set_columns(conn, user["id"], password_hash=rehashed)
     await conn.execute(_CLEAR_FAILURES, {"_subject": by_email})
     return user
+
+
+async def confirm_password(
+    conn: Connection, user: Row, password: str, *, ip: str, field: str
+) -> None:
+    """A signed-in user's password asked again (to change it, to turn two-factor off):
+    a wrong one is 422 naming `field`, counted as a failed sign-in and throttled like one
+    (TOO_MANY_ATTEMPTS), so that a session someone else holds cannot guess it."""
+    by_email, by_ip = _subjects(user["email"], ip)
+    await _one_attempt_at_a_time(conn, by_email, by_ip)
+    now = utcnow()
+    wait = max(await _blocked(conn, by_email, now), await _blocked(conn, by_ip, now))
+    if wait:
+        raise TooManyAttempts(wait)
+    matches, _ = passwords.verify(user["password_hash"], password)
+    if not matches:
+
+        async def not_recorded(conn: Connection, user: Row | None) -> None:
+            return None  # not a sign-in: the audit log's session.failed is not for it
+
+        await _fail(conn, by_email, by_ip, now, not_recorded, user)
+        raise ValidationFailed([FieldError(field, "is not the current password")])
 
 
 async def second_factor(
