@@ -431,6 +431,24 @@ def test_every_command_fails_with_one_line_on_a_bad_database_url(command: list[s
     assert "mysql" in line
 
 
+@pytest.mark.parametrize(
+    ("setting", "value", "command"),
+    [
+        ("CHATCRM_RATE_LIMIT", "-1", ["migrate"]),
+        ("CHATCRM_WEBHOOK_TIMEOUT", "0", ["serve", "--port", "0"]),
+        ("CHATCRM_CHANNEL_MAX_IN_FLIGHT", "0", ["dispatch"]),
+        ("CHATCRM_WEBHOOK_ALLOW_PRIVATE", "maybe", ["keys", "list"]),
+        ("CHATCRM_LOG_LEVEL", "loud", ["serve", "--port", "0"]),
+    ],
+)
+def test_an_invalid_setting_fails_with_one_line_naming_it(
+    setting: str, value: str, command: list[str], tmp_path: Path
+) -> None:
+    env = {setting: value, "CHATCRM_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+    line = failed_with_one_line(run_cli(*command, env=env))
+    assert line.startswith(f"chatcrm: error: invalid setting {setting}={value!r}: "), line
+
+
 @pytest.mark.parametrize("url", BAD_URLS)
 def test_bad_database_urls_fail_with_one_line(url: str) -> None:
     failed_with_one_line(run_cli("init", "--json", "--database-url", url))

@@ -65,7 +65,7 @@ class Settings(BaseSettings):
     # A console session ends after this long without a request, and this long after sign-in.
     session_idle_hours: float = Field(default=12.0, gt=0)
     session_max_days: float = Field(default=7.0, gt=0)
-    log_level: str = "info"
+    log_level: str = Field(default="info", pattern="(?i)^(debug|info|warning|error|critical)$")
     log_json: bool = True
     # One JSON line per request (method, route, status, duration, request id, key id).
     access_log: bool = True

@@ -47,8 +47,13 @@ class _LazyGroup(click.Group):
         command too, where click would print its usage block."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
+        from pydantic import ValidationError  # config's own library: already loaded
+
         try:
             result = super().main(args, prog_name, complete_var, False, **extra)
+        except ValidationError as exc:  # a CHATCRM_* setting out of its range
+            click.echo(f"chatcrm: error: {_setting_error(exc)}", err=True)
+            sys.exit(1)
         except click.exceptions.NoArgsIsHelpError as exc:  # a group alone: its help
             exc.show()
             sys.exit(exc.exit_code)
@@ -71,6 +76,13 @@ class _LazyGroup(click.Group):
         command: Any = getattr(importlib.import_module(module), attribute)
         assert isinstance(command, click.Command) and command.name == cmd_name
         return command
+
+
+def _setting_error(exc: Any) -> str:
+    """The first invalid setting, named as it is set (docs/operations.md, section 2)."""
+    first = exc.errors()[0]
+    name = "CHATCRM_" + "_".join(str(part) for part in first["loc"]).upper()
+    return f"invalid setting {name}={first.get('input')!r}: {first['msg']}"
 
 
 @click.group(cls=_LazyGroup)
