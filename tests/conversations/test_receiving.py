@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
+
 from tests.client import error, ok_data, unique_phone
 from tests.conversations.conftest import APP_SECRET, Conversation, new_sender_number
 from tests.conversations.meta import delivery, encoded, sign, status, text_message, wamid
@@ -129,6 +131,36 @@ def test_racing_duplicates_store_one_message(conv: Conversation) -> None:
     assert answers == [200] * 6
     contact = conv.contact_of(number)  # exactly one contact
     assert _count(conv, contact["id"]) == 1
+
+
+@pytest.mark.parametrize("run", range(3))
+def test_deliveries_of_the_same_new_senders_in_other_orders_all_land(
+    conv: Conversation, run: int
+) -> None:
+    """Meta batches differently from one delivery to the next: deliveries bringing the
+    same new senders in other orders, at once, are each stored (200), once (not refused
+    by the database's deadlock between them)."""
+    numbers = [new_sender_number() for _ in range(4)]
+    messages = {n: text_message(n, f"hello from {n}") for n in numbers}
+    orders = [numbers, numbers[::-1], numbers[1::2] + numbers[::2], numbers[2:] + numbers[:2]]
+    payloads = [
+        delivery(conv.phone_number_id, messages=[messages[n] for n in order]) for order in orders
+    ]
+    answers: list[int] = []
+    start = threading.Barrier(len(payloads))
+
+    def post(payload: dict[str, Any]) -> None:
+        start.wait()
+        answers.append(conv.deliver(payload).status_code)
+
+    threads = [threading.Thread(target=post, args=(p,)) for p in payloads]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == [200] * len(payloads)
+    for number in numbers:
+        assert _count(conv, conv.contact_of(number)["id"]) == 1
 
 
 def test_every_message_of_every_entry_in_one_delivery(conv: Conversation) -> None:

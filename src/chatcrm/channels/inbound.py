@@ -150,7 +150,11 @@ async def _store(conn: Connection, channel: Row, found: list[_Inbound], now: dat
     numbers = list(dict.fromkeys(f.number for f in new.values()))
     contacts = await messages_repo.senders(conn, workspace_id, numbers)
     created = False
-    for f in new.values():
+    # New contacts in the order of their numbers, whatever the delivery's order: two
+    # deliveries bringing the same new senders (Meta retries, batches differently) then
+    # meet at the same first number, and one waits for the other instead of each holding
+    # a number the other needs (a deadlock, on PostgreSQL).
+    for f in sorted(new.values(), key=lambda f: f.number):
         if f.number not in contacts:
             contact_id = await _create_contact(conn, workspace_id, f, channel)
             contacts[f.number] = {"id": contact_id, "is_solved": False, "is_read": False}
@@ -185,7 +189,10 @@ async def _store(conn: Connection, channel: Row, found: list[_Inbound], now: dat
             channel_id=channel["id"],
         )
         rows.append((message_row(workspace_id, message, now=now), kind, text))
-    await messages_repo.insert_messages(conn, [r for r, _, _ in rows])
+    # In the order of their wamids, for the same reason (the unique index of wamids).
+    await messages_repo.insert_messages(
+        conn, sorted((r for r, _, _ in rows), key=lambda r: str(r["external_id"]))
+    )
     # One change per contact: its latest message of the delivery.
     latest: dict[str, tuple[datetime, str]] = {}
     for row, kind, text in rows:

@@ -25,7 +25,7 @@ from chatcrm.core import messages as m
 from chatcrm.core.errors import BadRequest, Unauthorized
 from chatcrm.core.ids import is_id
 from chatcrm.db.database import Connection, Row
-from chatcrm.db.errors import UniqueViolation
+from chatcrm.db.errors import RolledBack, UniqueViolation
 
 log = logging.getLogger("chatcrm.channels")
 routes = Routes("channels")
@@ -122,7 +122,9 @@ async def receive(request: Request) -> Response:
         try:
             applied = await inbound.apply(conn, channel, payload)
             break
-        except (UniqueViolation, DuplicateContact):  # a racing delivery stored it first
+        # A racing delivery stored it first; or the database undid this one for another's
+        # sake (a deadlock): applied again, it finds what the other stored.
+        except (UniqueViolation, DuplicateContact, RolledBack):
             await conn.recover()
             if round_ == _ROUNDS:
                 raise
