@@ -163,6 +163,23 @@ def test_deliveries_of_the_same_new_senders_in_other_orders_all_land(
         assert _count(conv, conv.contact_of(number)["id"]) == 1
 
 
+def test_one_odd_item_does_not_make_the_delivery_refused(conv: Conversation) -> None:
+    """A NUL character (which PostgreSQL's text cannot hold) in a text or a profile name
+    is left out; a message id longer than any of Meta's is ignored as malformed: the
+    delivery's other messages are stored, and Meta is answered 200 (K.2)."""
+    number = new_sender_number()
+    good, odd = text_message(number, "good message"), text_message(number, "nul\x00in")
+    too_long = {**text_message(number, "its id is too long"), "id": "wamid." + "x" * 300}
+    payload = delivery(
+        conv.phone_number_id, messages=[good, odd, too_long], names={number: "Nu\x00ll"}
+    )
+    assert ok_data(conv.deliver(payload)) == {"messages": 2, "statuses": 0}
+    contact = conv.contact_of(number)
+    assert contact["name"] == "Null"
+    texts = [m["text"] for m in conv.messages(contact["id"], pageSize="100")["messages"]]
+    assert sorted(texts) == ["good message", "nulin"]
+
+
 def test_every_message_of_every_entry_in_one_delivery(conv: Conversation) -> None:
     a, b = new_sender_number(), new_sender_number()
     first = delivery(conv.phone_number_id, messages=[text_message(a, "a1"), text_message(b, "b1")])

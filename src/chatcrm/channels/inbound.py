@@ -66,11 +66,28 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _without_nul(value: Any) -> Any:
+    """The delivery with every NUL character taken out of its strings: PostgreSQL's text
+    cannot hold one, and one message's text must not make Meta's whole delivery refused
+    (and retried for days, its other messages with it)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value
+
+
 def _time(value: object, default: datetime) -> datetime:
     try:
         return datetime.fromtimestamp(int(str(value)), UTC)
     except (TypeError, ValueError, OverflowError, OSError):
         return default
+
+
+# The longest message id kept (messages.external_id); Meta's are about 60 characters.
+WAMID_MAX = 200
 
 
 @dataclass
@@ -89,6 +106,7 @@ async def apply(conn: Connection, channel: Row, payload: object) -> Applied:
     DuplicateContact) on a racing duplicate (see the module docstring)."""
     restrict(None)  # no caller: nothing is hidden from a channel
     conn.actor = actor(channel)
+    payload = _without_nul(payload)
     await conn.begin()
     applied = Applied()
     now = utcnow()
@@ -125,8 +143,8 @@ def _read(
     message: dict[str, Any], names: dict[str, str | None], now: datetime, place: int
 ) -> _Inbound | None:
     wamid, sender = _str(message.get("id")), _str(message.get("from"))
-    if wamid is None or sender is None:
-        return None
+    if wamid is None or sender is None or len(wamid) > WAMID_MAX:
+        return None  # not one of Meta's: ignored, as anything else malformed
     try:
         number = normalize_phone(sender)
     except PhoneError:
