@@ -172,6 +172,22 @@ def test_an_error_answer_fails_the_message(conv: Conversation) -> None:
     assert message["error"] == {"code": 131047, "title": "Re-engagement message"}
 
 
+def test_a_sent_message_whose_id_is_held_is_sent_without_it(conv: Conversation) -> None:
+    """Meta answered 2xx: the message went out, so it is `sent` (K.2) even when the id
+    Meta gave is one the workspace already holds (a replayed answer, a fake's reused
+    ids) — not left to end as UNKNOWN_OUTCOME, which would invite sending it again."""
+    number = new_sender_number()
+    inbound_wamid = conv.inbound(number, "hi there")
+    contact = conv.contact_of(number)
+    answer = {"messaging_product": "whatsapp", "messages": [{"id": inbound_wamid}]}
+    conv.graph.script(Reply(200, answer))
+    ok_data(conv.send(contact["id"], text="its id is taken"))
+    conv.send_all()
+    message = _last(conv, contact["id"])
+    assert (message["status"], message["externalId"]) == ("sent", None)
+    assert len(conv.graph.sends()) == 1  # sent once
+
+
 def test_429_is_retried_then_sent(conv: Conversation) -> None:
     contact, _ = _open_conversation(conv)
     conv.graph.script(

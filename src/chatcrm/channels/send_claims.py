@@ -11,6 +11,7 @@ being sent again.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,6 +26,8 @@ from chatcrm.messages import repository as messages_repo
 from chatcrm.messages.record import FAILED, QUEUED, SENT, UNKNOWN_OUTCOME
 from chatcrm.messages.service import change_status
 from chatcrm.messages.tables import messages
+
+log = logging.getLogger("chatcrm.channels")
 
 _m = messages.c
 _c = contacts.c
@@ -221,10 +224,19 @@ async def _current(conn: Connection, s: Send) -> Row | None:
 
 
 async def record_sent(db: Database, s: Send, external_id: str | None, now: datetime) -> None:
+    """`sent` with Meta's message id. An id the workspace already holds for another
+    message (Meta's ids are unique; a fake or a replayed answer's may not be) is not
+    kept: the message was sent all the same, and is recorded so, without it."""
     async with db.transaction() as conn:
         row = await _current(conn, s)
         if row is None:
             return
+        if external_id and await messages_repo.by_external_ids(conn, s.workspace_id, [external_id]):
+            log.warning(
+                "a sent message's id is another message's: recorded without it",
+                extra={"message_id": s.message_id, "external_id": external_id},
+            )
+            external_id = None
         changed = ["status", "statusAt"] + (["externalId"] if external_id else [])
         await change_status(
             conn,
