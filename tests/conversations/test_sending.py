@@ -305,6 +305,26 @@ def test_a_person_retries_a_failed_message(conv: Conversation) -> None:
     assert len(conv.graph.sends()) == 2
 
 
+def test_a_deleted_contact_s_messages_are_not_retried_until_it_is_restored(
+    conv: Conversation,
+) -> None:
+    """B.3: a deleted contact leaves every read, and its messages with it: by their own
+    id too (a retry, their media), until it is restored."""
+    contact, _ = _open_conversation(conv)
+    conv.graph.script(Reply(500))
+    message = ok_data(conv.send(contact["id"], text="again"))["message"]
+    conv.send_all()
+    ok_data(conv.api.delete(f"/api/contact/{contact['id']}"))
+    for answer in (
+        conv.api.post(f"/api/message/{message['id']}/retry"),
+        conv.api.get(f"/api/message/{message['id']}/media"),
+    ):
+        error(answer, 404, "MESSAGE_NOT_FOUND")
+    assert len(conv.graph.sends()) == 1
+    ok_data(conv.api.post(f"/api/contact/{contact['id']}/restore"))
+    ok_data(conv.api.post(f"/api/message/{message['id']}/retry"))
+
+
 def test_a_name_that_does_not_resolve_is_retried(conv: Conversation) -> None:
     contact, _ = _open_conversation(conv)
     ok_data(

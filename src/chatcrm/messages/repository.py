@@ -21,6 +21,15 @@ _ONE = (_WS, c.id == bindparam("_id"))
 _INSERT = insert(messages)
 _GET = select(messages).where(*_ONE)
 _LOCK = select(messages).where(*_ONE).with_for_update()
+# A message whose contact is not deleted: a deleted contact's messages leave every read
+# and every change by their id too (B.3), until it is restored.
+_k = contacts.c
+_GET_LIVE = select(messages).where(
+    *_ONE,
+    select(_k.id)
+    .where(_k.workspace_id == bindparam("_ws"), _k.id == c.contact_id, _k.deleted_at.is_(None))
+    .exists(),
+)
 _BY_EXTERNAL = select(messages).where(_WS, c.external_id == bindparam("_external"))
 _LOCK_BY_EXTERNAL = _BY_EXTERNAL.with_for_update()
 _CONVERSATION = (_WS, c.contact_id == bindparam("_contact"))
@@ -82,6 +91,11 @@ async def by_external_ids(
 
 async def get(conn: Connection, workspace_id: str, message_id: str) -> Row | None:
     return await conn.fetchrow(_GET, {"_ws": workspace_id, "_id": message_id})
+
+
+async def get_live(conn: Connection, workspace_id: str, message_id: str) -> Row | None:
+    """The message, when its contact is not deleted."""
+    return await conn.fetchrow(_GET_LIVE, {"_ws": workspace_id, "_id": message_id})
 
 
 async def lock(conn: Connection, workspace_id: str, message_id: str) -> Row | None:

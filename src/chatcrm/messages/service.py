@@ -81,8 +81,9 @@ async def conversation(
 
 
 async def get_row(conn: Connection, workspace_id: str, message_id: str) -> Row:
-    """A message of the workspace whose contact the caller may see; 404 otherwise."""
-    row = await repo.get(conn, workspace_id, message_id) if is_id(message_id) else None
+    """A message of the workspace whose contact the caller may see and is not deleted;
+    404 otherwise."""
+    row = await repo.get_live(conn, workspace_id, message_id) if is_id(message_id) else None
     if row is None:
         raise MessageNotFound(message_id)
     from chatcrm.records import visibility
