@@ -120,7 +120,8 @@ def test_bad_parameters(api: Api) -> None:
         "VALIDATION_ERROR",
     )
     assert sorted(error_fields(body)) == ["pageSize", "types", "wait"]
-    for wait in ("-1", "nan", "abc", "inf"):
+    # Seconds in ASCII decimal only, as pageSize: none of what float() would also take.
+    for wait in ("-1", "nan", "abc", "inf", "1_0", "1e1", " 1 ", "\uff11", "\u0661", "+1"):
         error(api.get("/api/events", params={"wait": wait}), 422, "VALIDATION_ERROR")
     error(api.get("/api/events", params={"pageSize": "101"}), 422, "VALIDATION_ERROR")
     error(api.get("/api/events", params={"cursor": "x"}), 400, "BAD_REQUEST")
@@ -131,11 +132,14 @@ def test_bad_parameters(api: Api) -> None:
 def test_webhook_test_events_and_other_records_are_not_cursors_of_a_history(api: Api) -> None:
     a, b = api.create_contact(), api.create_contact()
     first_of_b = history(api, "contact", b["id"])[0]["id"]
-    error(
+    body = error(
         api.get(f"/api/contact/{a['id']}/history", params={"after": first_of_b}),
         400,
         "INVALID_CURSOR",
     )
+    # It is an event of the workspace: the answer says what is wrong with it.
+    assert "is not an event of this record" in body["message"], body["message"]
+    assert body["data"]["errors"][0]["message"].startswith("is unknown, of another record")
 
 
 def test_history_pages_and_survives_deletion(api: Api) -> None:

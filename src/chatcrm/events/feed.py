@@ -3,6 +3,7 @@ record (D.3), oldest first, after a cursor that is an event id."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -35,12 +36,14 @@ MAX_WAIT_SECONDS = 30.0
 class InvalidCursor(ServiceError):
     status, error_code = 400, m.INVALID_CURSOR
 
-    def __init__(self, after: str) -> None:
+    def __init__(self, after: str, *, of_record: bool = False) -> None:
+        whose, other = ("this record", "another record") if of_record else ("this workspace", "")
+        others = f"of {other} or of another workspace" if other else "of another workspace"
         super().__init__(
-            f"'after' ({after}) is not an event of this workspace that is still kept: pass "
+            f"'after' ({after}) is not an event of {whose} that is still kept: pass "
             "back the `next` of a previous answer, or leave it out to start from the oldest "
             "retained event.",
-            errors=[FieldError("after", "is unknown, of another workspace, or expired")],
+            errors=[FieldError("after", f"is unknown, {others}, or expired")],
         )
 
 
@@ -65,12 +68,14 @@ def parse_types(text: str) -> tuple[str, ...]:
     return tuple(sorted(wanted))
 
 
+# Seconds as written in decimal, ASCII digits only (as pageSize): no sign, exponent, `_`,
+# spaces or other scripts' digits, which float() would all take.
+_SECONDS = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
 def parse_wait(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not (0 <= value <= MAX_WAIT_SECONDS) or text.strip().lower() in ("nan", "inf"):
+    value = float(text) if _SECONDS.fullmatch(text) else -1.0
+    if not 0 <= value <= MAX_WAIT_SECONDS:
         raise FieldError("wait", f"must be a number of seconds from 0 to {MAX_WAIT_SECONDS:g}")
     return value
 
@@ -184,7 +189,7 @@ async def cursor_place(
         or row["txid"] < IN_FEED  # never in the feed (webhook.test)
         or (record_id is not None and row["record_id"] != record_id)
     ):
-        raise InvalidCursor(after)
+        raise InvalidCursor(after, of_record=record_id is not None)
     return int(row["txid"]), int(row["seq"])
 
 
