@@ -255,6 +255,36 @@ async def test_after_the_last_attempt_the_delivery_fails_and_failures_disable_th
     assert await dispatcher.run_once() == 0
 
 
+async def test_a_last_attempt_cut_short_is_not_followed_by_another(
+    db: Database, workspace: str, receiver: Receiver, dispatcher_for: Make
+) -> None:
+    """D.4: so many attempts in all. The last one's dispatcher died mid-attempt (its lease
+    ran out, pending): the next claim fails the delivery under that attempt's number and
+    sends nothing more; the failure counts toward disabling the endpoint."""
+    endpoint = await rows.add_webhook(db, workspace, receiver.url("/cut"))
+    dispatcher = dispatcher_for(webhook_retry_schedule="0.05")  # two attempts in all
+    event_id = await rows.new_delivery(db, endpoint)
+    past = utcnow() - timedelta(seconds=1)
+    await rows.set_delivery(
+        db, endpoint, event_id, attempts=2, last_attempt_at=past, next_attempt_at=past
+    )
+    assert await dispatcher.run_once() == 1
+    assert receiver.requests("/cut") == []
+    failed = await rows.delivery(db, endpoint, event_id)
+    assert (failed["status"], failed["attempts"], failed["next_attempt_at"]) == ("failed", 2, None)
+    assert failed["last_error"].startswith("the last attempt was cut short")
+    assert (await rows.webhook(db, endpoint))["consecutive_failures"] == 1
+    # One before the last, cut short the same way, is attempted again (the second).
+    again = await rows.new_delivery(db, endpoint)
+    await rows.set_delivery(
+        db, endpoint, again, attempts=1, last_attempt_at=past, next_attempt_at=past
+    )
+    receiver.script("/cut", Reply(200))
+    assert await dispatcher.run_once() == 1
+    sent = await rows.delivery(db, endpoint, again)
+    assert (sent["status"], sent["attempts"]) == ("succeeded", 2)
+
+
 async def test_eight_attempts_with_the_default_schedule(
     db: Database, workspace: str, receiver: Receiver, dispatcher_for: Make
 ) -> None:

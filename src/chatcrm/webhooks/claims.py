@@ -182,6 +182,9 @@ class Claimed:
     previous_secret: str | None
     previous_secret_expires_at: datetime | None
     body: bytes  # the event object exactly as stored: the bytes sent and signed
+    # The previous attempt was the last the schedule allows and was cut short (its lease
+    # ran out): nothing more is sent, the delivery is failed under that attempt's number.
+    closing: bool = False
 
 
 _FIRST_PENDING = select(func.min(_d.next_attempt_at)).where(
@@ -227,10 +230,12 @@ async def claim(
     room: Mapping[str, int],
     per_endpoint: int,
     since: datetime = EVER,
+    max_attempts: int | None = None,
 ) -> tuple[list[Claimed], bool]:
     """Lease up to `limit` deliveries due at `due`, at most `room[id]` (else
     `per_endpoint`) of any one endpoint. Returns them, and whether due rows were passed
-    over because their endpoint had no room left (the caller claims again at once)."""
+    over because their endpoint had no room left (the caller claims again at once). A row
+    that already had `max_attempts` is leased `closing` (see Claimed)."""
     taken: list[Claimed] = []
     passed_over = False
     left = dict(room)
@@ -244,7 +249,7 @@ async def claim(
                 passed_over = True  # stays as it was; unlocked when this transaction ends
                 continue
             left[row["webhook_id"]] = free - 1
-            taken.append(_claimed(row, now))
+            taken.append(_claimed(row, now, max_attempts))
         await conn.executemany(
             _LEASE,
             [
@@ -285,20 +290,22 @@ async def _due_rows(
     return rows
 
 
-def _claimed(row: Mapping[str, Any], now: datetime) -> Claimed:
+def _claimed(row: Mapping[str, Any], now: datetime, max_attempts: int | None = None) -> Claimed:
+    closing = max_attempts is not None and row["attempts"] >= max_attempts
     return Claimed(
         workspace_id=row["workspace_id"],
         webhook_id=row["webhook_id"],
         event_id=row["event_id"],
         event_type=row["event_type"],
         created_at=row["created_at"],
-        attempt=row["attempts"] + 1,
+        attempt=row["attempts"] if closing else row["attempts"] + 1,
         claimed_at=now,
         url=row["url"],
         secret=row["secret"],
         previous_secret=row["previous_secret"],
         previous_secret_expires_at=row["previous_secret_expires_at"],
         body=row["body"].encode("utf-8"),
+        closing=closing,
     )
 
 

@@ -40,6 +40,7 @@ from chatcrm.webhooks.claims import (
     record_successes,
 )
 from chatcrm.webhooks.outcomes import (
+    FAILED,
     PENDING,
     SUCCEEDED,
     EndpointEffect,
@@ -70,6 +71,7 @@ SHUTDOWN_GRACE_SECONDS = 5.0
 # Recording an outcome is tried this many times (the database may blink) within the lease.
 _RECORD_TRIES = 3
 INTERRUPTED = "attempt interrupted: the dispatcher stopped before the answer came"
+LAST_CUT_SHORT = "the last attempt was cut short: its dispatcher stopped before the answer came"
 
 
 class Dispatcher:
@@ -185,6 +187,7 @@ class Dispatcher:
                 room=free,
                 per_endpoint=windows.start,
                 since=since,
+                max_attempts=self.schedule.max_attempts,
             )
             for c in claimed:
                 self._start(c)
@@ -219,6 +222,10 @@ class Dispatcher:
     async def _attempt(self, c: Claimed) -> None:
         started = time.monotonic()
         assert self._client is not None
+        if c.closing:  # the last attempt was cut short: failed, never an attempt more
+            verdict = Verdict(FAILED, None, None, LAST_CUT_SHORT, EndpointEffect.COUNT_FAILURE)
+            _log_attempt(c, verdict, await self._record(c, verdict, utcnow()), started)
+            return
         try:
             outcome = await sender.attempt(
                 self._client, c, deadline=self._timeout, allow_private=self._allow_private
@@ -227,7 +234,10 @@ class Dispatcher:
             # Cut short by shutdown: due again at once, for any dispatcher. It may have
             # reached the receiver, so this is the one case of a duplicate send.
             now = utcnow()
-            interrupted = Verdict(PENDING, now, None, INTERRUPTED, EndpointEffect.NONE, 0.0)
+            if c.attempt >= self.schedule.max_attempts:  # the last one: none may follow
+                interrupted = Verdict(FAILED, None, None, INTERRUPTED, EndpointEffect.COUNT_FAILURE)
+            else:
+                interrupted = Verdict(PENDING, now, None, INTERRUPTED, EndpointEffect.NONE, 0.0)
             with suppress(Exception):
                 await record(self._db, c, interrupted, now=now, disable_after=self._disable_after)
             _log_attempt(c, interrupted, None, started)
