@@ -146,7 +146,15 @@ def test_send_bodies_are_checked(conv: Conversation) -> None:
         error(conv.send(contact["id"], **body), 422, "VALIDATION_ERROR")
     error(conv.send(contact["id"], template={"name": "t"}), 422, "VALIDATION_ERROR")
     error(conv.send(contact["id"], text="a", priority="high"), 400, "BAD_REQUEST")
-    assert [m["direction"] for m in conv.messages(contact["id"])["messages"]] == ["in"]
+    # A template's text (`[template t] p, p…`) keeps within the 4,096 of K.5 as a text does.
+    longest = "p" * (4096 - len("[template t] ") - 3 * 1024 - 3 * len(", "))
+    fits = {"name": "t", "language": "en", "parameters": [*["q" * 1024] * 3, longest]}
+    over = {**fits, "parameters": [*["q" * 1024] * 3, longest + "p"]}
+    body = error(conv.send(contact["id"], template=over), 422, "VALIDATION_ERROR")
+    assert [e["field"] for e in body["data"]["errors"]] == ["template.parameters"]
+    sent = ok_data(conv.send(contact["id"], template=fits))["message"]
+    assert len(sent["text"]) == 4096
+    assert [m["direction"] for m in conv.messages(contact["id"])["messages"]] == ["in", "out"]
 
 
 def test_an_idempotent_send_is_queued_once(conv: Conversation) -> None:

@@ -80,6 +80,17 @@ def _template(errors: list[FieldError], value: Any) -> Template | None:
                 good.append(text)
     if name is None or language is None or len(good) != len(parameters or []):
         return None
+    # Its text (`[template name] p1, p2…`) is the message's, kept within K.5's limit for
+    # a message sent, as a text's is.
+    shown = len(f"[template {name}]") + (len(", ".join(good)) + 1 if good else 0)
+    if shown > SEND_TEXT_MAX:
+        errors.append(
+            FieldError(
+                "template.parameters",
+                f"make the message's text longer than {SEND_TEXT_MAX} characters",
+            )
+        )
+        return None
     return Template(name, language, good)
 
 
