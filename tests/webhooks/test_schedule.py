@@ -74,6 +74,23 @@ def test_the_jitter_spreads_the_waits() -> None:
     assert max(w for w in waits if w is not None) > 118
 
 
+def test_a_channel_s_sends_are_retried_never_sooner_than_the_schedule_says() -> None:
+    """K.2: "retried after 2 s, 10 s, 1 min, 5 min": spread only later. The sender's own
+    schedule, as `chatcrm serve` makes it."""
+    from chatcrm.channels.sending import Sender
+    from chatcrm.config import Settings
+    from chatcrm.db.database import Database
+
+    settings = Settings(database_url="sqlite:///unused.db")
+    schedule = Sender(Database(settings), settings).schedule
+    rng = random.Random(1)
+    for attempt, nominal in enumerate((2, 10, 60, 300), start=1):
+        waits = [schedule.wait_after(attempt, rng=rng) or 0 for _ in range(500)]
+        assert nominal <= min(waits) and max(waits) <= nominal * 1.2
+        assert max(waits) > nominal * 1.15  # spread all the same
+    assert schedule.wait_after(5) is None
+
+
 @given(
     nominal=st.floats(0, 10_000),
     asked=st.floats(0, 100_000),

@@ -59,7 +59,8 @@ class Sender:
         self._lease = settings.channel_timeout + settings.db_connect_timeout + LEASE_MARGIN_SECONDS
         self._room = settings.channel_max_in_flight
         # Raises ScheduleError on a malformed CHATCRM_CHANNEL_RETRY_SCHEDULE.
-        self.schedule = RetrySchedule.parse(settings.channel_retry_schedule, CHANNEL_SCHEDULE)
+        schedule = RetrySchedule.parse(settings.channel_retry_schedule, CHANNEL_SCHEDULE)
+        self.schedule = schedule.never_sooner()
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._client: httpx.AsyncClient | None = None

@@ -33,6 +33,12 @@ class ScheduleError(ValueError):
 @dataclass(frozen=True, slots=True)
 class RetrySchedule:
     waits: tuple[float, ...]
+    # Each wait times a factor drawn from this range: ±20 % for webhooks (D.4 says so);
+    # a channel's sends only later, never sooner (K.2: "retried after 2 s, 10 s…").
+    spread: tuple[float, float] = (1 - JITTER, 1 + JITTER)
+
+    def never_sooner(self) -> RetrySchedule:
+        return RetrySchedule(self.waits, (1.0, 1 + JITTER))
 
     @classmethod
     def parse(cls, text: str, setting: str = SETTING) -> RetrySchedule:
@@ -73,7 +79,7 @@ class RetrySchedule:
         if attempt >= self.max_attempts:
             return None
         base = self.waits[max(attempt, 1) - 1]
-        wait = base * (rng or random).uniform(1 - JITTER, 1 + JITTER)
+        wait = base * (rng or random).uniform(*self.spread)
         if retry_after is not None:
             wait = max(wait, min(retry_after, RETRY_AFTER_CAP))
         return wait
