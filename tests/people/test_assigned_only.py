@@ -171,6 +171,11 @@ def test_the_feed_leaves_out_the_events_of_records_it_cannot_see(
     assert c["other"]["id"] not in seen
     everything = ok_data(owner_api.get("/api/events", params={"pageSize": "100"}))["events"]
     assert c["other"]["id"] in {e["recordId"] for e in everything}
+    # Nor does `after=end` name one: its `next` is the last event the agent may see.
+    owner_api.set_contact(c["other"]["id"], name="Changed where the agent cannot see")
+    end = ok_data(_get(agent, owner_api, "/api/events", after="end"))
+    hidden = ok_data(owner_api.get("/api/events", params={"after": "end"}))["next"]
+    assert end["events"] == [] and end["next"] == events[-1]["id"] != hidden
 
 
 def test_turned_off_the_agent_sees_everything_again(owner_api: Api, world: dict[str, Any]) -> None:

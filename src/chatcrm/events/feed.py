@@ -132,19 +132,23 @@ END = "end"
 
 
 @cache
-def _end(dialect: str) -> Select[Any]:
+def _end(dialect: str, restricted: bool = False) -> Select[Any]:
     c = events.c
-    return (
-        select(c.id, c.txid, c.seq)
-        .where(c.workspace_id == bindparam("_ws"), c.txid >= IN_FEED, *visible(dialect))
-        .order_by(c.txid.desc(), c.seq.desc())
-        .limit(1)
+    stmt = select(c.id, c.txid, c.seq).where(
+        c.workspace_id == bindparam("_ws"), c.txid >= IN_FEED, *visible(dialect)
     )
+    if restricted:
+        stmt = stmt.where(_records_seen(dialect))
+    return stmt.order_by(c.txid.desc(), c.seq.desc()).limit(1)
 
 
 async def last_event(conn: Connection, workspace_id: str) -> str | None:
-    """The id of the workspace's last event a reader may pass (None: it has none)."""
-    row = await conn.fetchrow(_end(conn.dialect), {"_ws": workspace_id})
+    """The id of the workspace's last event a reader may pass (None: it has none); for an
+    assigned-only agent, the last it may see: `after=end`'s `next` names no event of a
+    record hidden from it (J.2)."""
+    restricted = visibility.current() is not None
+    params = {"_ws": workspace_id, **visibility.params(conn.dialect)}
+    row = await conn.fetchrow(_end(conn.dialect, restricted), params)
     return None if row is None else str(row["id"])
 
 
