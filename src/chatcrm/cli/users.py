@@ -51,7 +51,7 @@ def users_create(
     """Invite a user; prints the invitation link (single-use, valid 7 days)."""
     from chatcrm.auth import repository as auth_repo
     from chatcrm.core.errors import ServiceError
-    from chatcrm.people import audit
+    from chatcrm.people import audit, links
     from chatcrm.people import users as people
 
     settings = settings_for(database_url)
@@ -69,7 +69,7 @@ def users_create(
             raise CommandError(f"{exc.message}{': ' + detail if detail else ''}") from exc
         row = invited.row
         await audit.note_command(conn, account_id, "user.invited", row["id"])
-        link = people.link(settings.base_url, people.INVITE, invited.token)
+        link = links.link(settings.base_url, links.INVITE, invited.token)
         return row["id"], link, row["email"], row["name"]
 
     user_id, url, to, invited_name = run_db(database_url, work)
@@ -111,7 +111,7 @@ def _say_where_links_point(settings: Settings) -> None:
 def users_reset_link(database_url: str | None, email: str, as_json: bool) -> None:
     """A link to set a new password (single-use, valid 1 hour; earlier ones stop working)."""
     from chatcrm.core.timestamps import utcnow
-    from chatcrm.people import audit
+    from chatcrm.people import audit, links
     from chatcrm.people import users as people
 
     settings = settings_for(database_url)
@@ -120,9 +120,9 @@ def users_reset_link(database_url: str | None, email: str, as_json: bool) -> Non
         row = await people.by_email(conn, email)
         if row is None:
             raise CommandError(f"no user with e-mail {email!r}")
-        token = await people.new_link(conn, row["id"], people.RESET, now=utcnow())
+        token = await links.new_link(conn, row["id"], links.RESET, now=utcnow())
         await audit.note_command(conn, row["account_id"], "user.reset_link_created", row["id"])
-        link = people.link(settings.base_url, people.RESET, token)
+        link = links.link(settings.base_url, links.RESET, token)
         return row["id"], link, row["email"], row["name"]
 
     user_id, url, to, name = run_db(database_url, work)

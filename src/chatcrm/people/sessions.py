@@ -283,6 +283,18 @@ def _subjects(email: str, ip: str) -> tuple[str, str]:
     return f"email:{people.email_key(email)}"[:300], f"ip:{ip}"[:300]
 
 
+async def _attempt(conn: Connection, email: str, ip: str) -> tuple[str, str, datetime]:
+    """A password or code about to be checked: its e-mail's and address's subjects, and
+    now; TOO_MANY_ATTEMPTS while either waits out a lockout."""
+    by_email, by_ip = _subjects(email, ip)
+    await _one_attempt_at_a_time(conn, by_email, by_ip)
+    now = utcnow()
+    wait = max(await _blocked(conn, by_email, now), await _blocked(conn, by_ip, now))
+    if wait:
+        raise TooManyAttempts(wait)
+    return by_email, by_ip, now
+
+
 async def sign_in(
     conn: Connection,
     *,
@@ -297,12 +309,7 @@ async def sign_in(
     or TOO_MANY_ATTEMPTS (also for right credentials, while the wait lasts). A refusal is
     counted and committed (`on_failure(conn)` records it in the audit log) before it is
     raised."""
-    by_email, by_ip = _subjects(email, ip)
-    await _one_attempt_at_a_time(conn, by_email, by_ip)
-    now = utcnow()
-    wait = max(await _blocked(conn, by_email, now), await _blocked(conn, by_ip, now))
-    if wait:
-        raise TooManyAttempts(wait)
+    by_email, by_ip, now = await _attempt(conn, email, ip)
     user = await people.by_email(conn, email)
     ok, rehashed = passwords.verify(None if user is None else user["password_hash"], password)
     if user is None or not ok or user["status"] != people.ACTIVE:
@@ -322,12 +329,7 @@ async def confirm_password(
     """A signed-in user's password asked again (to change it, to turn two-factor off):
     a wrong one is 422 naming `field`, counted as a failed sign-in and throttled like one
     (TOO_MANY_ATTEMPTS), so that a session someone else holds cannot guess it."""
-    by_email, by_ip = _subjects(user["email"], ip)
-    await _one_attempt_at_a_time(conn, by_email, by_ip)
-    now = utcnow()
-    wait = max(await _blocked(conn, by_email, now), await _blocked(conn, by_ip, now))
-    if wait:
-        raise TooManyAttempts(wait)
+    by_email, by_ip, now = await _attempt(conn, user["email"], ip)
     matches, _ = passwords.verify(user["password_hash"], password)
     if not matches:
 
@@ -343,12 +345,7 @@ async def second_factor(
 ) -> None:
     """A two-factor user's code, where something other than sign-in starts a session (a
     reset link: J.1's Accept answers like sign-in); refused and throttled as there."""
-    by_email, by_ip = _subjects(user["email"], ip)
-    await _one_attempt_at_a_time(conn, by_email, by_ip)
-    now = utcnow()
-    wait = max(await _blocked(conn, by_email, now), await _blocked(conn, by_ip, now))
-    if wait:
-        raise TooManyAttempts(wait)
+    by_email, by_ip, now = await _attempt(conn, user["email"], ip)
     await _second_factor(conn, user, code, by_email, by_ip, now, on_failure)
 
 

@@ -17,7 +17,7 @@ from chatcrm.core.errors import (
     require_valid,
 )
 from chatcrm.core.timestamps import utcnow
-from chatcrm.people import audit, mail, passwords, reach, sessions
+from chatcrm.people import audit, links, mail, passwords, reach, sessions
 from chatcrm.people import users as people
 from chatcrm.people.fields import (
     ACCEPT,
@@ -63,7 +63,7 @@ async def invite_user(call: Call) -> Response:
     body = await call.read_body()
     invited = await people.invite(call.conn, call.principal, call.account_id, body)
     row = invited.row
-    url = people.link(settings_of(call.request).base_url, people.INVITE, invited.token)
+    url = links.link(settings_of(call.request).base_url, links.INVITE, invited.token)
     await audit.note(call, "user.invited", row["id"])
     mail.send_link(
         settings_of(call.request), to=row["email"], name=row["name"], purpose="invite", link=url
@@ -159,8 +159,8 @@ async def create_reset_link(call: Call, userId: str) -> Response:
     reach.check_may_manage(call.principal, row)
     # The link is the user's password: its maker must hold all the user holds.
     reach.check_holds(call.principal, row["role"])
-    token = await people.new_link(call.conn, row["id"], people.RESET, now=utcnow())
-    url = people.link(settings_of(call.request).base_url, people.RESET, token)
+    token = await links.new_link(call.conn, row["id"], links.RESET, now=utcnow())
+    url = links.link(settings_of(call.request).base_url, links.RESET, token)
     await audit.note(call, "user.reset_link_created", row["id"])
     mail.send_link(
         settings_of(call.request), to=row["email"], name=row["name"], purpose="reset", link=url
@@ -205,7 +205,7 @@ async def accept_invitation(request: Request) -> Response:
     require_valid(given.errors)
     clean = given.clean
     user, purpose = await people.find_token(conn, clean["token"])
-    if purpose == people.RESET and user["two_factor_enabled"]:
+    if purpose == links.RESET and user["two_factor_enabled"]:
         # A reset link is not a second factor: whoever holds it (the mailbox, the admin
         # who made it) still needs the user's code, as at sign-in (J.3).
         ip, _ = client_of(request)
@@ -237,7 +237,7 @@ async def accept_invitation(request: Request) -> Response:
         # after, on purpose). The keys it made work again, as its status does.
         await people.keys_follow(conn)
         await audited("user.updated")
-    if purpose == people.RESET:
+    if purpose == links.RESET:
         await sessions.end_all(conn, user["id"])
         await audited("user.password_changed")
     fresh = await people.any_by_id(conn, user["id"])

@@ -4,7 +4,6 @@ workspaces, the last owner kept."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -21,7 +20,7 @@ from chatcrm.db.database import Connection, Row
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import agents, workspaces
 from chatcrm.db.textsearch import lowercase
-from chatcrm.people import passwords, tokens
+from chatcrm.people import links, passwords
 from chatcrm.people.errors import (
     DuplicateUser,
     InvalidToken,
@@ -37,16 +36,12 @@ from chatcrm.people.reach import (
     sees_every_workspace,
     workspace_list,
 )
-from chatcrm.people.tables import user_tokens, users
+from chatcrm.people.tables import users
 from chatcrm.records import bodies
 
 INVITED, ACTIVE, DISABLED = "invited", "active", "disabled"
-INVITE, RESET = "invite", "reset"
-INVITATION_LIFETIME = timedelta(days=7)
-RESET_LIFETIME = timedelta(hours=1)
 
 _u = users.c
-_t = user_tokens.c
 _ID: BindParameter[str] = bindparam("_id")
 _ACCOUNT: BindParameter[str] = bindparam("_account")
 _INSERT = insert(users)
@@ -77,18 +72,6 @@ _AGENTS_BY_EMAIL_SQLITE = (
     select(agents.c.workspace_id, agents.c.id, lowercase(agents.c.email).label("email_key"))
     .where(in_id_list(agents.c.workspace_id, "_ws", "sqlite"))
     .order_by(agents.c.created_at, agents.c.id)
-)
-_INSERT_TOKEN = insert(user_tokens)
-_TOKEN = select(user_tokens).where(_t.token_hash == bindparam("_hash"))
-_USE_TOKEN = (
-    update(user_tokens)
-    .where(_t.token_hash == bindparam("_hash"), _t.used_at.is_(None))
-    .values(used_at=bindparam("_now"))
-)
-_RETIRE_TOKENS = (
-    update(user_tokens)
-    .where(_t.user_id == _ID, _t.used_at.is_(None))
-    .values(used_at=bindparam("_now"))
 )
 
 
@@ -274,34 +257,9 @@ async def create(
             "last_sign_in_at": None,
         },
     )
-    token = await new_link(conn, user_id, INVITE, now=now)
+    token = await links.new_link(conn, user_id, links.INVITE, now=now)
     row = await by_id(conn, account_id, user_id)
     return Invited(row, token)
-
-
-async def new_link(conn: Connection, user_id: str, purpose: str, *, now: datetime) -> str:
-    """A single-use token; every earlier link of the user stops working (J.1), an
-    invitation not yet accepted too: the new link sets the password instead."""
-    await conn.begin()
-    await conn.execute(_RETIRE_TOKENS, {"_id": user_id, "_now": now})
-    token, token_hash = tokens.new_token()
-    lifetime = INVITATION_LIFETIME if purpose == INVITE else RESET_LIFETIME
-    await conn.execute(
-        _INSERT_TOKEN,
-        {
-            "token_hash": token_hash,
-            "user_id": user_id,
-            "purpose": purpose,
-            "created_at": now,
-            "expires_at": now + lifetime,
-            "used_at": None,
-        },
-    )
-    return token
-
-
-def link(base_url: str, purpose: str, token: str) -> str:
-    return f"{base_url}/console/#{purpose}/{token}"
 
 
 async def update_user(
@@ -343,7 +301,7 @@ async def update_user(
     columns["updated_at"] = now = utcnow()
     await set_columns(conn, user_id, **columns)
     if status == DISABLED and row["status"] != DISABLED:
-        await conn.execute(_RETIRE_TOKENS, {"_id": user_id, "_now": now})
+        await links.retire(conn, user_id, now)
     changed: list[str] = [n for n in ("role", "workspaceIds", "status") if n in clean]
     if changed:
         await keys_follow(conn)
@@ -364,7 +322,7 @@ async def remove(
     now = utcnow()
     await set_columns(conn, user_id, status=DISABLED, updated_at=now)
     # Its links stop working: a removed user does not come back through an old one.
-    await conn.execute(_RETIRE_TOKENS, {"_id": user_id, "_now": now})
+    await links.retire(conn, user_id, now)
     await keys_follow(conn)
     return row, True
 
@@ -380,7 +338,7 @@ async def find_token(conn: Connection, token: str) -> tuple[Row, str]:
     """The user a live invitation or reset token names, and its purpose (the token still
     usable). 400 INVALID_TOKEN otherwise."""
     await conn.begin()
-    found = await conn.fetchrow(_TOKEN, {"_hash": tokens.token_hash(token)})
+    found = await links.stored(conn, token)
     if found is None or found["used_at"] is not None or found["expires_at"] <= utcnow():
         raise InvalidToken
     user = await any_by_id(conn, found["user_id"])
@@ -397,7 +355,7 @@ async def find_token(conn: Connection, token: str) -> tuple[Row, str]:
 async def take_token(conn: Connection, token: str) -> tuple[Row, str]:
     """As `find_token`, and the token is used up."""
     user, purpose = await find_token(conn, token)
-    if await conn.execute(_USE_TOKEN, {"_hash": tokens.token_hash(token), "_now": utcnow()}) != 1:
+    if not await links.use(conn, token, utcnow()):
         raise InvalidToken  # used meanwhile by a racing request
     return user, purpose
 
