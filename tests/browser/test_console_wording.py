@@ -148,12 +148,13 @@ def test_the_contact_panel_edits_the_phone_and_speaks_plainly(
     expect(panel.get_by_role("status")).to_have_text(f"Moved to {second['name']}.")
     expect(history).to_contain_text(f"Stage changed to {second['name']}")
 
-    # Changed elsewhere meanwhile: the console says so in a person's words.
-    api(
-        server, account, "PUT", "/api/contact",
-        params={"id": bruno["id"], "workspaceId": account.workspace_id}, json={"name": "Bruna"},
-    )  # fmt: skip
+    # Changed elsewhere meanwhile, the field being edited too (an open panel takes in a
+    # change to the others by itself, so only that one is sure to conflict): the console
+    # says so in a person's words.
     panel.get_by_label("Last name").fill("Silva")
+    where = {"id": bruno["id"], "workspaceId": account.workspace_id}
+    for change in ({"name": "Bruna"}, {"lastname": "Souza"}):
+        api(server, account, "PUT", "/api/contact", params=where, json=change)
     panel.get_by_role("button", name="Save").click()
     expect(alert).to_contain_text("Someone else changed this contact — reload to see their change")
     visit.failed.clear()  # the 412 was the point
