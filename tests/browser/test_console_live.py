@@ -107,3 +107,44 @@ def test_signing_out_while_the_workspace_loads_leaves_it_unopened(
     expect(page.get_by_label("Email")).to_be_visible()
     expect(page.get_by_role("alert")).to_have_count(0)
     expect(page.get_by_role("navigation", name="Console")).to_be_hidden()
+
+
+def test_a_read_bringing_a_change_to_an_edited_field_is_not_taken_in(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """An open panel reads the record when another field changes elsewhere; when that read
+    already holds a change to the field being edited (made before its own event arrives),
+    the panel must not take it in: Save then meets the other version (412) instead of
+    overwriting that change unseen."""
+    account = new_account(database_url)
+    bruno = create(server, account, "contact", name="Bruno", email="bruno@example.com")
+    page = _open_console(visit, account)
+    page.get_by_role("article", name="Bruno").click()
+    expect(page.get_by_role("dialog", name="Bruno")).to_be_visible()
+    panel = page.locator("dialog.panel")  # its title follows the record
+    panel.get_by_label("Last name").fill("Silva")
+
+    changed: list[str] = []
+
+    def change_meanwhile(route: Route) -> None:
+        # The panel's read, once: the last name changes just before it is answered.
+        if not changed:
+            update(server, account, "contact", bruno, lastname="Souza")
+            changed.append(route.request.url)
+        route.fallback()
+
+    page.route(re.compile(rf"/api/contact/{bruno}\?"), change_meanwhile)
+    update(server, account, "contact", bruno, name="Bruna")
+    for _ in range(100):  # the interception reaches this process with Playwright's events
+        if changed:
+            break
+        page.wait_for_timeout(50)
+    assert changed, "the panel did not read the record after the change elsewhere"
+    page.wait_for_timeout(300)  # the read's answer and the last name's event reach the page
+    panel.get_by_role("button", name="Save").click()
+    alert = panel.get_by_role("alert")
+    expect(alert).to_contain_text("reload to see their change")
+    expect(alert.get_by_role("button", name="Reload")).to_be_visible()
+    visit.failed.clear()  # the 412 was the point
+    stored = api(server, account, "GET", f"/api/contact/{bruno}")["data"][0]
+    assert stored["lastname"] == "Souza"

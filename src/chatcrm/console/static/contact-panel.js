@@ -189,10 +189,17 @@ export async function contactPanel(ctx, id, frame) {
 
   if (!frame.dialog.isConnected) return; // closed while it was loading
   // Changes made elsewhere meanwhile, a message's effects among them (panel-parts.js).
-  const stopFollowing = followChanges(ctx, "contact.updated", state, editor, async () => {
-    show(await readRecord(ctx, path, { shape: "full" }), "merge");
-    showHistory();
-  });
+  const stopFollowing = followChanges(
+    ctx,
+    "contact.updated",
+    state,
+    editor,
+    () => readRecord(ctx, path, { shape: "full" }),
+    (next) => {
+      show(next, "merge");
+      showHistory();
+    },
+  );
   const talk = allows(ctx.session, "messages:read") ? conversation(ctx, state.record.id) : null;
   frame.dialog.addEventListener("close", () => {
     stopFollowing();

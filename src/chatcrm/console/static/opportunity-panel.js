@@ -164,10 +164,17 @@ export async function opportunityPanel(ctx, id, frame) {
   });
 
   // Changes made elsewhere meanwhile (panel-parts.js).
-  const stopFollowing = followChanges(ctx, "opportunity.updated", state, editor, async () => {
-    show(await readRecord(ctx, path), "merge");
-    showHistory();
-  });
+  const stopFollowing = followChanges(
+    ctx,
+    "opportunity.updated",
+    state,
+    editor,
+    () => readRecord(ctx, path),
+    (next) => {
+      show(next, "merge");
+      showHistory();
+    },
+  );
   frame.dialog.addEventListener("close", stopFollowing);
 
   show(state, "load");

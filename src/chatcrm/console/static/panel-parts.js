@@ -29,12 +29,13 @@ const versionOf = (etag) => Number(String(etag || "").replaceAll('"', "")) || 0;
 const FOLLOW_DELAY = 100; // ms to gather one burst of events into one read
 
 // Changes made elsewhere (another tab, a bot, a message) come into an open panel within
-// a moment (contract H), by the events feed the console follows: `refresh` reads the
-// record and merges it, keeping what the person edited. Once a change to a field the
-// person is editing is seen, nothing more is taken in (a read would bring that change in
-// with the next): Save then meets the other version (412) and offers "Reload", so nobody's
-// change is overwritten unseen. Returns the function that stops following.
-export function followChanges(ctx, type, state, editor, refresh) {
+// a moment (contract H), by the events feed the console follows: `read` reads the record
+// and `take` merges it, keeping what the person edited. Once a change to a field the
+// person is editing is seen — in an event, or in a record read for an earlier event (the
+// read may already hold a later change) — nothing more is taken in: Save then meets the
+// other version (412) and offers "Reload", so nobody's change is overwritten unseen.
+// Returns the function that stops following.
+export function followChanges(ctx, type, state, editor, read, take) {
   let pending = null;
   let staleAt = null; // the version the panel had when an edited field changed elsewhere
   const follow = (events) => {
@@ -53,7 +54,11 @@ export function followChanges(ctx, type, state, editor, refresh) {
     clearTimeout(pending);
     pending = setTimeout(async () => {
       try {
-        if (staleAt === null) await refresh();
+        if (staleAt !== null) return;
+        const next = await read();
+        if (staleAt !== null) return;
+        if (editor.changedUnder(next.record)) staleAt = state.etag;
+        else take(next);
       } catch {
         // a Save will say what is wrong
       }
@@ -122,6 +127,13 @@ export class Editor {
       if (field.value() === field.read(this.baseline)) field.write(record);
     }
     this.baseline = record;
+  }
+
+  // Whether `record` changes a field the person has edited (from the version they edit).
+  changedUnder(record) {
+    return this.fields.some(
+      (field) => !field.instant && field.value() !== field.read(this.baseline) && field.read(record) !== field.read(this.baseline),
+    );
   }
 
   changes() {
