@@ -20,6 +20,8 @@ from tests.client import (
     unique_phone,
 )
 
+LAST_POSITION = 2**31 - 1  # the largest orderInCards (docs/api.md)
+
 UPDATE_SHAPE = [
     "id", "creationDate", "assignedAgentId", "assignedAgentName", "segmentationId",
     "lastMessage", "lastMessageDate", "platformSenderId", "platformSenderName",
@@ -193,6 +195,22 @@ def test_new_cards_go_to_the_end_of_their_column(api: Api) -> None:
     assert moved["orderInCards"] == 3
     api.set_contact(moved["id"], orderInCards=10)
     assert api.create_contact()["orderInCards"] == 11  # max + 1, not count
+
+
+def test_a_card_at_the_last_position_leaves_its_column_usable(api: Api) -> None:
+    """A client may put a card at 2147483647, the largest position: new and moved cards
+    then share it (max + 1 is past the range) instead of failing, on every backend."""
+    first, second = api.stage_ids("contact")[:2]
+    api.set_contact(api.create_contact()["id"], orderInCards=LAST_POSITION)
+    assert api.create_contact()["orderInCards"] == LAST_POSITION
+    other = api.create_contact(stageId=second)
+    moved = api.set_contact(other["id"], stageId=first)
+    assert moved["orderInCards"] == LAST_POSITION
+    item = {"name": "U", "email": unique_email(), "stageId": first}
+    body = {"contacts": [item]}
+    [result] = ok_data(api.post("/api/contact/upsert-batch", json=body))["results"]
+    stored = ok_data(api.get_contact(result["id"], params={"shape": "full"}))["data"][0]
+    assert stored["orderInCards"] == LAST_POSITION
 
 
 def test_card_positions_are_per_workspace(api: Api, other_api: Api) -> None:

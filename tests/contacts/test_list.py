@@ -523,7 +523,28 @@ def test_q_folds_letters_with_a_stroke_and_ligatures_alike_everywhere(
     assert ids(all_pages(api, q=q)) == [hit["id"]]
 
 
-@pytest.mark.parametrize(("q", "matches"), [("%", "50% off"), ("_", "a_b"), ("\\", "back\\slash")])
+def test_q_keeps_whole_the_letters_unaccent_keeps_whole(api: Api) -> None:
+    """Only accents unaccent takes off are taken off, on SQLite as on PostgreSQL: `й` is
+    not `и`, `ガ` not `カ`, and a Hangul syllable is not taken apart into its letters."""
+    andrei = api.create_contact(name="Андрей")
+    api.create_contact(name="ガスト", lastname="한국")
+    assert ids(all_pages(api, q="андрей")) == [andrei["id"]]  # case still folds
+    for q in ("андреи", "カスト", "하"):
+        assert ids(all_pages(api, q=q)) == [], q
+
+
+@pytest.mark.parametrize(
+    ("q", "matches"),
+    [
+        ("%", "50% off"),
+        ("_", "a_b"),
+        ("\\", "back\\slash"),
+        # What folds to them is as literal (the pattern is folded after it is escaped).
+        ("％", "50% off"),
+        ("＿", "a_b"),
+        ("＼", "back\\slash"),
+    ],
+)
 def test_q_wildcards_are_literal(api: Api, q: str, matches: str) -> None:
     hit = api.create_contact(name=matches)
     api.create_contact(name="plain name")

@@ -455,6 +455,18 @@ def test_matching_if_match_is_applied(api: Api) -> None:
     assert snapshot(api, contact["id"])[0]["name"] == "Bea"
 
 
+def test_if_match_compares_tags_strongly_not_as_numbers(api: Api) -> None:
+    """`"027"` is not the tag `"27"` (contract C: a strong tag), whatever field is named."""
+    contact = api.create_contact()
+    _, tag = snapshot(api, contact["id"])
+    padded = f'"0{tag.strip(chr(34))}"'
+    for body in ({"paramToUpdate": "name", "name": "Bea"}, {"lastname": "Ruiz"}):
+        error(
+            put(api, contact["id"], body, headers={"If-Match": padded}), 412, "PRECONDITION_FAILED"
+        )
+    assert snapshot(api, contact["id"])[1] == tag
+
+
 def test_if_match_star_and_lists(api: Api) -> None:
     contact = api.create_contact()
     body = {"paramToUpdate": "name", "name": "Bea"}

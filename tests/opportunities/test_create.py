@@ -274,6 +274,17 @@ def test_new_card_goes_after_a_card_moved_to_a_high_position(api: Api) -> None:
     assert created(post(api, {"name": "D", "amount": 1}))["orderInCards"] == 41
 
 
+def test_a_card_at_the_last_position_leaves_its_column_usable(api: Api) -> None:
+    """At 2147483647, the largest position, new and moved cards share it (max + 1 is past
+    the range) instead of failing."""
+    first, second = api.stage_ids("opportunity")[:2]
+    opp = created(post(api, {"name": "D", "amount": 1}))
+    api.set_opportunity(opp["id"], orderInCards=2**31 - 1)
+    assert created(post(api, {"name": "D", "amount": 1}))["orderInCards"] == 2**31 - 1
+    other = created(post(api, {"name": "D", "amount": 1, "stageId": second}))
+    assert api.set_opportunity(other["id"], stageId=first)["orderInCards"] == 2**31 - 1
+
+
 def test_a_new_opportunity_stage_starts_at_zero(api: Api) -> None:
     stage = api.add_stage("opportunity")
     created(post(api, {"name": "D", "amount": 1}))

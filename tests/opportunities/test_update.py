@@ -888,6 +888,17 @@ def test_if_match_with_the_current_etag_applies(api: Api) -> None:
     assert updated(response, opp["id"])["name"] == "Y"
 
 
+def test_if_match_compares_tags_strongly_not_as_numbers(api: Api) -> None:
+    """`"01"` is not the tag `"1"` (contract C: a strong tag)."""
+    opp = api.create_opportunity()
+    tag = api.get(f"/api/opportunity/{opp['id']}").headers["etag"]
+    padded = f'"0{tag.strip(chr(34))}"'
+    response = put(
+        api, opp["id"], {"paramToUpdate": "name", "name": "X"}, headers={"If-Match": padded}
+    )
+    error(response, 412, "PRECONDITION_FAILED")
+
+
 def test_stale_if_match_is_412_and_changes_nothing(api: Api, database_url: str) -> None:
     opp, tag = new_opportunity(api)
     set_fields(api, opp["id"], name="Changed meanwhile")

@@ -24,11 +24,12 @@ import asyncpg
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.engine import make_url
 
 from chatcrm.app import create_app
 from chatcrm.config import Settings
 from tests.client import Api, error, ok_data, unique_email
-from tests.conftest import IN_CI, migrate, new_account
+from tests.conftest import IN_CI, PG_ADMIN_URL, migrate, new_account
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_only]
 
@@ -238,3 +239,49 @@ def test_a_database_outage_is_503_and_the_service_recovers_by_itself() -> None:
             assert after["lastname"] == "During"
             names = sorted(c["name"] for c in ok_data(api.get("/api/contact"))["data"])
             assert names == ["Before", "During", "During", "Keyed"], names
+
+
+async def _admin(*statements: str) -> None:
+    conn = await asyncpg.connect(PG_ADMIN_URL)
+    try:
+        for statement in statements:
+            await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+def test_a_database_that_refuses_connections_or_is_gone_is_503(postgres_url: str) -> None:
+    """The server is up but the database takes no connections (`ALLOW_CONNECTIONS false`,
+    SQLSTATE 55000) or is not there (renamed: 3D000): unreachable for the service all the
+    same — 503 with `Retry-After`, not a 500 — and served again once it is back."""
+    name = make_url(postgres_url).database
+    moved = f"{name}_moved"
+    account = new_account(postgres_url)
+    settings = Settings(database_url=postgres_url, rate_limit=0, access_log=False)
+    # Ends the pool's connections, so that the next request must open one.
+    drop_sessions = (
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+        f" WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+    )
+    outages = [
+        (
+            [f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false', drop_sessions],
+            [f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true'],
+        ),
+        (
+            [drop_sessions, f'ALTER DATABASE "{name}" RENAME TO "{moved}"'],
+            [f'ALTER DATABASE "{moved}" RENAME TO "{name}"'],
+        ),
+    ]
+    with TestClient(create_app(settings), raise_server_exceptions=False) as http:
+        api = Api(http, account)
+        cid = api.create_contact(name="Before")["id"]
+        for begin, end in outages:
+            asyncio.run(_admin(*begin))
+            try:
+                for _ in range(3):
+                    unavailable(timed(lambda: api.get_contact(cid)))
+                    unavailable(timed(lambda: http.get("/ready")))
+            finally:
+                asyncio.run(_admin(*end))
+            assert timed(lambda: api.get_contact(cid)).status_code == 200

@@ -178,7 +178,7 @@ class Batch:
 
     def _take_end(self, stage_id: str) -> int:
         position = self.ends.get(stage_id, 0)
-        self.ends[stage_id] = position + 1
+        self.ends[stage_id] = statements.after_card(position)
         return position
 
     # --- decisions -----------------------------------------------------------------------

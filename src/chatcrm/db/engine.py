@@ -6,7 +6,6 @@ Requests run through `chatcrm.db.database` instead (driver-level, see compiled.p
 from __future__ import annotations
 
 import os
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from chatcrm.config import Settings
-from chatcrm.db.unaccent_letters import UNACCENT_LETTERS
+from chatcrm.db.unaccent_rules import UNACCENT_RULES
 
 # A search ignores case and accents: "JOSÉ" and "jose" find "José", "nunez" finds
 # "Núñez". Both sides of the comparison go through one function, chatcrm_fold: SQLite's
@@ -29,19 +28,19 @@ UNICODE_LOWER = "chatcrm_lower"
 # replaces, and by what.
 ACCENTED = "áàâäãåāăąéèêëēĕėęěíìîïīĭįóòôöõøōŏőúùûüūŭůűųñńňçćčýÿśšźżžğłđ"
 PLAIN = "aaaaaaaaaeeeeeeeeeiiiiiiiooooooooouuuuuuuuunnncccyysszzzgld"
-# What compatibility decomposition does not take apart and unaccent does (`Ħ` → h, `Æ` →
-# ae): so that SQLite finds what PostgreSQL finds.
-_UNDECOMPOSED = str.maketrans(UNACCENT_LETTERS)
+# What PostgreSQL's unaccent replaces (`é` → e, `Ħ` → h, `Æ` → AE, `％` → %) and takes off
+# (combining accents): exactly that, so that SQLite finds what PostgreSQL finds.
+_UNACCENT = str.maketrans(UNACCENT_RULES)
 
 
 def fold(value: object) -> object:
-    """Case-folded, without accents: `Núñez` → `nunez`, `Straße` → `strasse`."""
+    """Lower case, without accents, as PostgreSQL's `lower(unaccent(…))`: `Núñez` →
+    `nunez`, `Straße` → `strasse`; letters unaccent keeps are kept (`й`, `ガ`)."""
     if not isinstance(value, str):
         return value
     if value.isascii():  # most names and every email: nothing to take apart
         return value.lower()
-    decomposed = unicodedata.normalize("NFKD", value.translate(_UNDECOMPOSED))
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+    return value.translate(_UNACCENT).lower()
 
 
 def lower(value: object) -> object:

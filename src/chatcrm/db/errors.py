@@ -54,6 +54,8 @@ def translate(exc: BaseException) -> BaseException:
         return exc
     if isinstance(exc, asyncpg.TransactionRollbackError):  # SQLSTATE class 40
         return RolledBack(f"{type(exc).__name__}: {exc}")
+    if _refused_at_connect(exc):
+        return Unavailable(f"{type(exc).__name__}: {exc}")
     if isinstance(
         exc,
         asyncpg.PostgresConnectionError
@@ -79,3 +81,19 @@ _SQLITE_TRANSIENT = (
     "database or disk is full",
     "readonly",
 )
+
+
+def _refused_at_connect(exc: BaseException) -> bool:
+    """The server is up but will not give the service its database: it is not there
+    (dropped or renamed: 3D000), takes no connections (`ALLOW_CONNECTIONS false`: 55000),
+    or refuses the role (28000, 28P01: a rotated password). An operator's condition, which
+    the service cannot mend and which may end: unavailable, like a server that is down."""
+    if isinstance(
+        exc, asyncpg.InvalidCatalogNameError | asyncpg.InvalidAuthorizationSpecificationError
+    ):
+        return True
+    return (
+        type(exc) is asyncpg.ObjectNotInPrerequisiteStateError
+        and "not currently accepting connections" in str(exc)
+    )
+

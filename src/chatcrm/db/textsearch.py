@@ -16,6 +16,7 @@ from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.functions import Function, FunctionElement
 
 from chatcrm.db.engine import UNICODE_FOLD, UNICODE_LOWER
+from chatcrm.db.unaccent_rules import UNACCENT_RULES
 
 
 def like_pattern(text: str) -> str:
@@ -24,9 +25,17 @@ def like_pattern(text: str) -> str:
     return f"%{escaped}%"
 
 
+# What folds to LIKE's wildcards or its escape (`％` → %): in a pattern that is folded
+# after it is escaped, each stands as the character it folds to, escaped.
+_FOLDS_TO_SPECIAL = str.maketrans(
+    {ch: "\\" + plain for ch, plain in UNACCENT_RULES.items() if plain in ("%", "_", "\\")}
+)
+
+
 def pattern_for(text: str, dialect: str) -> str:
-    """The bound value for `contains_ci` of `text` (folded by the database, as the column)."""
-    return like_pattern(text)
+    """The bound value for `contains_ci` of `text` (folded by the database, as the column):
+    `%`, `_` and `\\` are literal, also in the forms that fold to them (`％`, `＿`, `＼`)."""
+    return like_pattern(text).translate(_FOLDS_TO_SPECIAL)
 
 
 def contains_ci(column: Any, param: str, dialect: str) -> ColumnElement[bool]:

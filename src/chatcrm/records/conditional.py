@@ -37,8 +37,13 @@ def simple_if_match(if_match: str | None) -> tuple[bool, int | None]:
     if if_match is None or if_match.strip() == "*":
         return True, None
     tag = if_match.strip()
-    if len(tag) > 2 and tag[0] == tag[-1] == '"' and tag[1:-1].isascii() and tag[1:-1].isdigit():
-        version = int(tag[1:-1])
+    digits = tag[1:-1]
+    # Only the tag as the service writes it: `"027"` is another tag than `"27"` (strong
+    # comparison is of the characters), which `check_if_match` refuses.
+    if len(tag) > 2 and tag[0] == tag[-1] == '"' and digits.isascii() and digits.isdigit():
+        version = int(digits)
+        if str(version) != digits:
+            return False, None
         # A version no record can have (the column's range) is not sent to the database,
         # which would refuse the number itself: `check_if_match` answers it, 412.
         return (True, version) if version <= MAX_VERSION else (False, None)

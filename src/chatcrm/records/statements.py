@@ -15,6 +15,7 @@ from typing import Any, NewType
 
 from sqlalchemy import ColumnElement, Select, bindparam, func, insert, select, update
 
+from chatcrm.core.values import INT32_MAX
 from chatcrm.db.database import Connection
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.records.kind import RecordKind
@@ -222,7 +223,7 @@ async def update_records(
 @cache
 def _next_card_statement(kind: RecordKind) -> Select[Any]:
     c = kind.table.c
-    return select(func.coalesce(func.max(c.order_in_cards), -1) + 1).where(
+    return select(func.coalesce(func.max(c.order_in_cards), -1)).where(
         c.workspace_id == bindparam("_ws"),
         c.stage_id == bindparam("_stage"),
         c.deleted_at.is_(None),
@@ -253,8 +254,15 @@ async def next_card_positions(
             _column_ends_statement(kind, conn.dialect),
             {"_ws": workspace_id, "_stages": id_list(stage_ids, conn.dialect)},
         )
-        ends.update({row["stage_id"]: int(row["last"]) + 1 for row in rows})
+        ends.update({row["stage_id"]: after_card(int(row["last"])) for row in rows})
     return ends
+
+
+def after_card(position: int) -> int:
+    """The position after `position`: max + 1 (contract B.1), but never past the largest a
+    position may be (a client may put a card there): at that end new cards share it, the
+    older first, as any cards of one position are ordered (docs/api.md)."""
+    return min(position + 1, INT32_MAX)
 
 
 async def next_card_position(
@@ -262,7 +270,8 @@ async def next_card_position(
 ) -> int:
     """max + 1 of the stage column among live records; 0 in an empty column."""
     statement = _next_card_statement(kind)
-    return int(await conn.fetchval(statement, {"_ws": workspace_id, "_stage": stage_id}))
+    last = await conn.fetchval(statement, {"_ws": workspace_id, "_stage": stage_id})
+    return after_card(int(last))
 
 
 @cache
