@@ -15,7 +15,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from chatcrm.config import Settings
-from chatcrm.db.unaccent_rules import UNACCENT_RULES
 
 # A search ignores case and accents: "JOSÉ" and "jose" find "José", "nunez" finds
 # "Núñez". Both sides of the comparison go through one function, chatcrm_fold: SQLite's
@@ -28,8 +27,23 @@ UNICODE_LOWER = "chatcrm_lower"
 # replaces, and by what.
 ACCENTED = "áàâäãåāăąéèêëēĕėęěíìîïīĭįóòôöõøōŏőúùûüūŭůűųñńňçćčýÿśšźżžğłđ"
 PLAIN = "aaaaaaaaaeeeeeeeeeiiiiiiiooooooooouuuuuuuuunnncccyysszzzgld"
-# What PostgreSQL's unaccent replaces (`é` → e, `Ħ` → h, `Æ` → AE, `％` → %) and takes off
-# (combining accents): exactly that, so that SQLite finds what PostgreSQL finds.
+
+
+def _unaccent_rules() -> dict[str, str]:
+    """What PostgreSQL's unaccent replaces (`é` → e, `Ħ` → h, `Æ` → AE, `％` → %) and takes
+    off (combining accents, a rule with no replacement), read as unaccent reads its rules.
+    `unaccent.rules` beside this module is PostgreSQL 15's file as it ships (PostgreSQL
+    License): Unicode decomposition would also take apart letters unaccent keeps (`й`,
+    `ガ`, Hangul syllables) and find on SQLite what PostgreSQL does not."""
+    rules: dict[str, str] = {}
+    text = (Path(__file__).parent / "unaccent.rules").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        source, _, plain = line.partition("\t")
+        rules[source] = plain.strip()
+    return rules
+
+
+UNACCENT_RULES = _unaccent_rules()
 _UNACCENT = str.maketrans(UNACCENT_RULES)
 
 

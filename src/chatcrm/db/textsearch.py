@@ -15,8 +15,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.functions import Function, FunctionElement
 
-from chatcrm.db.engine import UNICODE_FOLD, UNICODE_LOWER
-from chatcrm.db.unaccent_rules import UNACCENT_RULES
+from chatcrm.db.engine import UNACCENT_RULES, UNICODE_FOLD, UNICODE_LOWER
 
 
 def like_pattern(text: str) -> str:
