@@ -92,8 +92,5 @@ def _refused_at_connect(exc: BaseException) -> bool:
         exc, asyncpg.InvalidCatalogNameError | asyncpg.InvalidAuthorizationSpecificationError
     ):
         return True
-    return (
-        type(exc) is asyncpg.ObjectNotInPrerequisiteStateError
-        and "not currently accepting connections" in str(exc)
-    )
-
+    closed = type(exc) is asyncpg.ObjectNotInPrerequisiteStateError
+    return closed and "not currently accepting connections" in str(exc)
