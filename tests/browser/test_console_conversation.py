@@ -299,6 +299,49 @@ def _signed(body: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
     return raw, {"Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={signature}"}
 
 
+def test_a_status_dated_in_the_second_of_the_send_shows_live(
+    visit: Visit, server: str, database_url: str, graph: Graph
+) -> None:
+    """Meta dates a status in whole seconds: a `delivered` from the second of the send is
+    dated before the `sent` recorded a moment earlier, and must still show (it is newer:
+    its event's recordVersion says so)."""
+    account = new_account(database_url)
+    phone_number_id = "100200300400502"
+    channel = _channel(server, account, graph, phone_number_id)
+    gus = _contact(server, account, "Gus", internalWhatsappNumber="51987650002")
+    _record(server, account, gus, "in", "Hello?", timedelta(minutes=1))
+    conversation = _open_panel(visit, account, gus, "Gus")
+    conversation.get_by_label("Message", exact=True).fill("Hello Gus.")
+    conversation.get_by_role("button", name="Send", exact=True).click()
+    sent = _messages(conversation).last
+    expect(sent.locator(".delivery")).to_have_text("Sent", timeout=SENT_MS)
+    [message] = [
+        m
+        for m in api(server, account, "GET", f"/api/contact/{gus}/messages")["messages"]
+        if m["direction"] == "out"
+    ]
+    second = int(datetime.fromisoformat(message["statusAt"]).timestamp())  # whole, earlier
+    status = {
+        "id": message["externalId"],
+        "status": "delivered",
+        "timestamp": str(second),
+        "recipient_id": "51987650002",
+    }
+    delivery = {
+        "object": "whatsapp_business_account",
+        "entry": [{"id": "WABA", "changes": [{"field": "messages", "value": {
+            "messaging_product": "whatsapp",
+            "metadata": {"display_phone_number": "5115550000", "phone_number_id": phone_number_id},
+            "statuses": [status],
+        }}]}],
+    }  # fmt: skip
+    raw, headers = _signed(delivery)
+    answer = httpx.post(f"{server}/channels/whatsapp/{channel['id']}", content=raw, headers=headers)
+    assert answer.status_code == 200, answer.text
+    expect(sent.locator(".delivery")).to_have_text("Delivered", timeout=LIVE_MS)
+    assert visit.settle() == []
+
+
 def test_an_inbound_image_shows_with_a_link_to_its_media(
     visit: Visit, server: str, database_url: str, graph: Graph
 ) -> None:

@@ -134,11 +134,14 @@ class Conversation {
     this.list.scrollTop = this.list.scrollHeight;
   }
 
-  // A message shown, or shown again at a later state; in its place by time.
-  put(message, { follow = false } = {}) {
+  // A message shown, or shown again at a later state; in its place by time. `ordered`: it
+  // comes from an event already found newer by its recordVersion, the order that holds —
+  // Meta dates a status in whole seconds, so a `delivered` may carry an earlier time than
+  // the `sent` recorded a moment before it.
+  put(message, { follow = false, ordered = false } = {}) {
     const known = this.items.get(message.id);
     if (known) {
-      if (!later(message, known.message)) return;
+      if (!ordered && !later(message, known.message)) return;
       const element = this.item(message);
       known.element.replaceWith(element);
       Object.assign(known, { message, element });
@@ -176,7 +179,7 @@ class Conversation {
       if (event.recordVersion <= (this.versions.get(event.recordId) || 0)) continue;
       this.versions.set(event.recordId, event.recordVersion);
       if (!this.items.has(event.data.id) && event.data.direction === "in") inbound = true;
-      this.put(event.data);
+      this.put(event.data, { ordered: true });
     }
     // Seen as it arrives: the conversation stays read while it is open in view.
     if (inbound && this.canWrite && document.visibilityState === "visible") {
