@@ -148,3 +148,24 @@ def test_a_read_bringing_a_change_to_an_edited_field_is_not_taken_in(
     visit.failed.clear()  # the 412 was the point
     stored = api(server, account, "GET", f"/api/contact/{bruno}")["data"][0]
     assert stored["lastname"] == "Souza"
+
+
+def test_closing_a_panel_gives_the_focus_back_to_its_card_drawn_again(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """A keyboard user opens an unread contact's card with Enter: opening marks it read,
+    whose event draws the board again under the panel. Escape gives the focus back to the
+    card of that contact (the one drawn again), not to the page."""
+    account = new_account(database_url)
+    cid = create(server, account, "contact", name="Ida", email="ida@example.com")
+    assert api(server, account, "GET", f"/api/contact/{cid}")["data"][0]["isRead"] is False
+    page = _open_console(visit, account)
+    card = page.get_by_role("article", name=re.compile("^Ida"))
+    card.focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("dialog", name="Ida")).to_be_visible()
+    expect(card).not_to_contain_text("Unread", timeout=LIVE_MS)  # drawn again, read
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(card).to_be_focused()
+    assert visit.settle() == []

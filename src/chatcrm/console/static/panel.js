@@ -10,8 +10,10 @@ import { opportunityPanel } from "./opportunity-panel.js";
 // and removed from the page when it closes ("Close" or Escape).
 export function openPanel(ctx, kind, id) {
   const frame = panelFrame(kind === "contact" ? "Contact" : "Opportunity");
+  const opener = document.activeElement;
   document.body.append(frame.dialog);
   frame.dialog.showModal();
+  frame.dialog.addEventListener("close", () => focusAgain(opener));
   const fill = kind === "contact" ? contactPanel : opportunityPanel;
   fill(ctx, id, frame).catch((error) => {
     frame.title(kind === "contact" ? "Contact" : "Opportunity");
@@ -19,6 +21,15 @@ export function openPanel(ctx, kind, id) {
     frame.feedback.error(error);
   });
   return frame.dialog;
+}
+
+// The browser gives the focus back to what had it when the panel opened; when the board was
+// drawn again meanwhile (the panel's own changes, an event), that card is gone: its
+// successor, the card of the same record, gets it, so a keyboard user goes on from there.
+function focusAgain(opener) {
+  if (!opener || opener.isConnected || !opener.dataset?.id) return;
+  const same = [...document.querySelectorAll(".card[data-id]")].find((card) => card.dataset.id === opener.dataset.id);
+  if (same) same.focus();
 }
 
 function panelFrame(what) {
