@@ -1,142 +1,29 @@
 """`chatcrm import` and `chatcrm export` against a real `chatcrm serve`, on both backends:
 a sample file with good and bad rows, the rejects file, a dry run, a second run (all
 unchanged), opportunities matched by contact and name, and export then import into another
-workspace reproducing the records. One server per backend for the module."""
+workspace reproducing the records. One server per backend for the module (conftest)."""
 
 from __future__ import annotations
 
 import csv
 import json
-import shlex
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
-from click.testing import CliRunner, Result
 
-from chatcrm.cli import main
 from tests.conftest import new_account
-from tests.servers import Server, serve
+from tests.servers import Server
+from tests.transfer.live import (
+    Workspace,
+    comparable_contacts,
+    comparable_opportunities,
+    read_csv,
+    summary,
+    write_csv,
+)
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[Server]:
-    with serve(database_url) as running:
-        yield running
-
-
-class Workspace:
-    """One workspace of the running server, over plain HTTP (what the CLI did is checked
-    without going through the code under test)."""
-
-    def __init__(self, server: Server, api_key: str, workspace_id: str) -> None:
-        self.server = server
-        self.api_key = api_key
-        self.id = workspace_id
-        headers = {"Authorization": f"Bearer {api_key}", "x-workspace-id": workspace_id}
-        self.http = httpx.Client(base_url=server.base_url, headers=headers, timeout=30)
-
-    def call(self, method: str, path: str, **kwargs: Any) -> Any:
-        # Money as Decimal: a float would round an amount of 16 significant digits.
-        answer = json.loads(self.http.request(method, path, **kwargs).content, parse_float=Decimal)
-        assert answer["success"], answer
-        return answer["data"]
-
-    def setup(self) -> dict[str, Any]:
-        data: dict[str, Any] = self.call("GET", f"/api/workspace/{self.id}")
-        return data
-
-    def add(self, what: str, **body: Any) -> dict[str, Any]:
-        data: dict[str, Any] = self.call("POST", f"/api/workspace/{self.id}/{what}", json=body)
-        return data
-
-    def records(self, path: str, **params: Any) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        query: dict[str, Any] = {"pageSize": 100, **params}
-        while True:
-            data = self.call("GET", path, params=query)
-            out += data["data"]
-            if not data["continuationToken"]:
-                return out
-            query["continuationToken"] = data["continuationToken"]
-
-    def cli(self, *args: str, interval: str = "600") -> Result:
-        options = ["--url", self.server.base_url, "--api-key", self.api_key]
-        options += ["--workspace", self.id, "--progress-interval", interval]
-        return CliRunner().invoke(main, [*args, *options])
-
-
-def write_csv(
-    path: Path, rows: list[list[str]], *, delimiter: str = ",", bom: bool = False
-) -> Path:
-    with path.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
-        csv.writer(handle, delimiter=delimiter).writerows(rows)
-    return path
-
-
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
-def summary(result: Result) -> str:
-    return result.stdout.strip().splitlines()[-1]
-
-
-def comparable_contacts(ws: Workspace) -> list[dict[str, Any]]:
-    """What an import carries over, named as people name it (ids differ per workspace)."""
-    setup = ws.setup()
-    stages = {s["id"]: s["name"] for s in setup["contactStages"]}
-    agents = {a["id"]: a["email"] for a in setup["agents"]}
-    out = []
-    for c in ws.records("/api/contact", shape="full"):
-        out.append(
-            {
-                "name": c["name"],
-                "lastname": c["lastname"],
-                "email": c["email"],
-                "phone": c["internalWhatsappNumber"],
-                "stage": stages[c["stageId"]],
-                "agent": agents.get(c["assignedAgentId"]),
-                "tags": sorted(t["name"] for t in c["tags"]),
-                # Typed: 30 and "30" differ, as true and "true" do.
-                "variables": sorted(
-                    (v["name"], json.dumps(v["value"], default=str)) for v in c["variables"]
-                ),
-                "isSolved": c["isSolved"],
-                "isRead": c["isRead"],
-                "platformId": c["platformId"],
-                "files": c["files"],
-            }
-        )
-    return sorted(out, key=lambda c: c["name"])
-
-
-def comparable_opportunities(ws: Workspace) -> list[dict[str, Any]]:
-    setup = ws.setup()
-    stages = {s["id"]: s["name"] for s in setup["opportunityStages"]}
-    phones = {
-        c["id"]: c["internalWhatsappNumber"] for c in ws.records("/api/contact", shape="full")
-    }
-    out = [
-        {
-            "name": o["name"],
-            "amount": o["amount"],
-            "finalAmount": o["finalAmount"],
-            "description": o["description"],
-            "stage": stages[o["stageId"]],
-            "contact": phones.get(o["contactId"], ""),
-            "creationTypeId": o["creationTypeId"],
-            "winLossStatus": o["winLossStatus"],
-        }
-        for o in ws.records("/api/opportunity")
-    ]
-    return sorted(out, key=lambda o: o["name"])
 
 
 def test_import_rejects_dry_run_rerun_and_export_into_another_workspace(
@@ -476,40 +363,6 @@ def test_feedback_on_stderr_duplicates_and_header_case(
     )
     names = sorted(c["name"] for c in ws.records("/api/contact"))
     assert names == ["Ana last", "Luis last"]
-
-
-def _doc_sample() -> tuple[str, list[str], str]:
-    """The sample of docs/import.md: the CSV, the command's arguments, its result line."""
-    text = (Path(__file__).parents[2] / "docs" / "import.md").read_text(encoding="utf-8")
-    section = text.split("## A sample file", 1)[1]
-    csv_text = section.split("```csv\n", 1)[1].split("```", 1)[0]
-    shell = section.split("```csv\n", 1)[1].split("```", 1)[1].split("```\n", 1)[1]
-    shell = shell.split("```", 1)[0]
-    lines = shell.strip().splitlines()
-    command = " ".join(line.rstrip("\\").strip() for line in lines if line.startswith(("$", " ")))
-    expected = [line for line in lines if not line.startswith(("$", " "))][-1]
-    return csv_text, shlex.split(command.lstrip("$ ")), expected
-
-
-def test_the_documented_sample_imports_as_shown(
-    server: Server, database_url: str, tmp_path: Path
-) -> None:
-    csv_text, argv, expected = _doc_sample()
-    account = new_account(database_url)  # a workspace as `chatcrm init` makes it
-    ws = Workspace(server, account.api_key, account.workspace_id)
-    assert argv[:3] == ["chatcrm", "import", "contacts"]
-    (tmp_path / argv[3]).write_text(csv_text, encoding="utf-8")
-    args: list[str] = []
-    skip = {"--url", "--api-key", "--workspace"}
-    words = iter(argv[3:])
-    for word in words:
-        if word in skip:
-            next(words)
-            continue
-        args.append(str(tmp_path / word) if word.endswith(".csv") else word)
-    run = ws.cli("import", "contacts", *args)
-    assert run.exit_code == 0, (run.stdout, (tmp_path / "rejects.csv").read_text())
-    assert summary(run) == expected == "created 3, updated 0, unchanged 0, failed 0"
 
 
 def test_a_failed_row_leaves_nothing_and_a_huge_cell_stops_no_other_row(

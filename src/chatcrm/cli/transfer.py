@@ -5,7 +5,8 @@ through its HTTP API. Exit status: 0 all rows went, 1 some failed, 2 a bad file 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeVar
 
@@ -189,43 +190,28 @@ def _export_options(command: F) -> F:
     return command
 
 
-def _run_export(kind: str, filters: dict[str, Any], options: dict[str, Any]) -> None:
+def _run_export(kind: str, filters: dict[str, str | None], options: dict[str, Any]) -> None:
     from chatcrm.transfer.runs import Target, run_export
 
     target = Target(options["url"], options["api_key"], options["workspace"])
     filters = {
-        "q": options["q"],
-        "stageId": options["stage"],
-        "assignedAgentId": options["agent"],
+        "--q": options["q"],
+        "--stage": options["stage"],
+        "--agent": options["agent"],
         **filters,
-        "updatedSince": options["updated_since"],
+        "--updated-since": options["updated_since"],
     }
-    output: Path | None = options["output"]
     if options["bom"] and options["fmt"] != "csv":
         _bad("--bom applies to CSV only")
-    out: TextIO
     try:
-        if output is None or str(output) == "-":
-            out = sys.stdout
-        else:
-            try:
-                out = output.open("w", encoding="utf-8", newline="")
-            except OSError as exc:
-                raise BadInput(f"{output}: {exc.strerror}") from exc
-        if options["bom"]:
-            out.write("\ufeff")
-        try:
-            count = run_export(
-                kind,
-                target,
-                out,
-                fmt=options["fmt"],
-                filters=filters,
-                progress_interval=options["progress_interval"],
-            )
-        finally:
-            if out is not sys.stdout:
-                out.close()
+        count = run_export(
+            kind,
+            target,
+            lambda: _output(options["output"], bom=options["bom"]),
+            fmt=options["fmt"],
+            filters=filters,
+            progress_interval=options["progress_interval"],
+        )
     except BadInput as exc:
         _bad(str(exc))
     except Exception as exc:
@@ -239,6 +225,27 @@ def _run_export(kind: str, filters: dict[str, Any], options: dict[str, Any]) -> 
     click.echo(f"exported {count} {kind}", err=True)
 
 
+@contextmanager
+def _output(path: Path | None, *, bom: bool) -> Iterator[TextIO]:
+    """Where the export writes: `-o FILE`, else stdout; a byte-order mark first with
+    --bom."""
+    out: TextIO
+    if path is None or str(path) == "-":
+        out = sys.stdout
+    else:
+        try:
+            out = path.open("w", encoding="utf-8", newline="")
+        except OSError as exc:
+            raise BadInput(f"{path}: {exc.strerror}") from exc
+    try:
+        if bom:
+            out.write("\ufeff")
+        yield out
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
 @export_group.command("contacts", cls=_OneLineCommand)
 @_export_options
 @click.option("--tag", help="Only contacts with this tag (name or id).")
@@ -246,7 +253,7 @@ def _run_export(kind: str, filters: dict[str, Any], options: dict[str, Any]) -> 
 def export_contacts(tag: str | None, is_solved: bool | None, **options: Any) -> None:
     """Write the workspace's contacts as CSV (or JSON lines)."""
     solved = None if is_solved is None else ("true" if is_solved else "false")
-    _run_export("contacts", {"tag": tag, "isSolved": solved}, options)
+    _run_export("contacts", {"--tag": tag, "--solved/--unsolved": solved}, options)
 
 
 @export_group.command("opportunities", cls=_OneLineCommand)
@@ -257,4 +264,5 @@ def export_contacts(tag: str | None, is_solved: bool | None, **options: Any) -> 
 )
 def export_opportunities(contact: str | None, win_loss_status: str | None, **options: Any) -> None:
     """Write the workspace's opportunities as CSV (or JSON lines)."""
-    _run_export("opportunities", {"contactId": contact, "winLossStatus": win_loss_status}, options)
+    filters = {"--contact": contact, "--win-loss-status": win_loss_status}
+    _run_export("opportunities", filters, options)

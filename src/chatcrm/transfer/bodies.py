@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chatcrm.transfer.cells import CellError, read_cell, read_variable, split_list
+from chatcrm.transfer.cells import CellError, read_cell, read_variable, sendable, split_list
 from chatcrm.transfer.columns import Column, Role
 from chatcrm.transfer.csv_source import Row
 from chatcrm.transfer.names import Lookup, TagMaker, WorkspaceNames
@@ -49,6 +49,9 @@ class BodyBuilder:
             if column is None or not text.strip():
                 continue
             try:
+                # Before any lookup, so that no call carries it; a JSON cell's value is
+                # checked again once read (`\u0000` is a NUL too).
+                sendable(text)
                 self._fill(body, column, text)
             except CellError as exc:
                 label = f"var:{column.name}" if column.role is Role.VARIABLE else column.name
@@ -60,7 +63,7 @@ class BodyBuilder:
     def _fill(self, body: dict[str, Any], column: Column, text: str) -> None:
         role = column.role
         if role is Role.FIELD:
-            body[column.wire] = read_cell(column.field, text)
+            body[column.wire] = sendable(read_cell(column.field, text))
         elif role is Role.STAGE:
             body[column.wire] = self.stages.resolve(text)
         elif role is Role.AGENT:
@@ -72,7 +75,7 @@ class BodyBuilder:
                 split_list(text), maker=self.tag_maker, dry_run=self.dry_run
             )
         elif role is Role.VARIABLE:
-            value = read_variable(text)
+            value = sendable(read_variable(text))
             body.setdefault("variables", []).append({"name": column.name, "value": value})
         elif role is Role.CONTACT:
             assert self.find_contact is not None

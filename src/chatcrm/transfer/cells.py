@@ -9,6 +9,7 @@ writes, import reads back to the same value."""
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -21,6 +22,38 @@ LIST_SEPARATOR = ";"
 
 class CellError(ValueError):
     """The cell's text is not a value of its column's type (the row fails)."""
+
+
+# What no request can carry: the NUL character (the API refuses a body holding one, which
+# would fail every row of an upsert batch) and a lone surrogate (half of a UTF-16 pair, as
+# a JSON cell may spell it, `\ud800`: not a character, so it has no UTF-8).
+_UNSENDABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unsendable(value: Any) -> str | None:
+    """Why `value` cannot be sent (a cell's text, or what a JSON cell reads as: its keys
+    and values at any depth), or None when it can."""
+    if isinstance(value, str):
+        found = _UNSENDABLE.search(value)
+        if found is None:
+            return None
+        char = found.group()
+        if char == "\x00":
+            return "the NUL character is not allowed"
+        return f"a lone surrogate (\\u{ord(char):04x}) is not a character and cannot be sent"
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        return next((why for item in value if (why := unsendable(item)) is not None), None)
+    return None
+
+
+def sendable(value: Any) -> Any:
+    """`value`, when it can be sent; else the row fails, naming the cell (CellError)."""
+    why = unsendable(value)
+    if why is not None:
+        raise CellError(why)
+    return value
 
 
 ESCAPE = "\\"

@@ -15,6 +15,7 @@ from enum import Enum
 from chatcrm.contacts.fields import FIELDS as CONTACT_FIELDS
 from chatcrm.opportunities.fields import FIELDS as OPPORTUNITY_FIELDS
 from chatcrm.records.fields import Field, FieldTable
+from chatcrm.transfer.cells import unsendable
 from chatcrm.transfer.problems import BadInput
 
 VARIABLE_PREFIX = "var:"
@@ -109,6 +110,11 @@ class RecordColumns:
             variable = name[len(VARIABLE_PREFIX) :].strip()
             if not variable:
                 raise BadInput(f'column "{name}" names no variable')
+            # Its name goes with every row's value: it would fail them all.
+            why = unsendable(variable)
+            if why is not None:
+                shown = name.replace("\x00", "\\x00")  # not a NUL on the terminal
+                raise BadInput(f'column "{shown}": {why}')
             return Column(variable, Role.VARIABLE, "variables", self.table["variables"])
         known = ", ".join(self.named) + (", var:<name>" if self.variables else "")
         if not name:

@@ -15,8 +15,8 @@ class TagMaker(Protocol):
 
 class Lookup:
     """Items of one kind (`{id, name…}`) by id, and by `key`: as written, else compared
-    case-insensitively. Two items with one name: the first (in the workspace's order) is
-    the one named."""
+    case-insensitively (among the items the workspace had: `add`). Two items with one
+    name: the first (in the workspace's order) is the one named."""
 
     def __init__(self, what: str, items: Iterable[dict[str, Any]], key: str) -> None:
         self.what = what
@@ -27,14 +27,19 @@ class Lookup:
         for item in items:
             self.add(item)
 
-    def add(self, item: dict[str, Any]) -> None:
+    def add(self, item: dict[str, Any], *, any_case: bool = True) -> None:
+        """`any_case=False` (a tag this run creates): found by its name as written only.
+        A cell's `vip` finds the workspace's `VIP` when the workspace had it before the
+        run; a `VIP` the run made for an earlier cell names another tag, and `vip` is
+        made too (a contact exported holding `VIP` and `vip` comes back holding both)."""
         self.by_id[item["id"]] = item
         # Also without surrounding spaces, as a cell is read: a tag the API keeps as
         # " VIP " is exported so, and must be found again in the cell " VIP " or "VIP".
         written = str(item[self.key])
         for name in (written, written.strip()):
             self.by_exact.setdefault(name, item)
-            self.by_key.setdefault(name.casefold(), item)
+            if any_case:
+                self.by_key.setdefault(name.casefold(), item)
 
     def find(self, text: str) -> str | None:
         """The id that `text` names, or None."""
@@ -85,7 +90,7 @@ class WorkspaceNames:
                 unknown.append(name)
             elif not dry_run:
                 created = maker.create_tag(name)
-                self.tags.add(created)
+                self.tags.add(created, any_case=False)
                 ids.append(str(created["id"]))
         if unknown:
             listed = ", ".join(f'"{name}"' for name in unknown)

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from chatcrm.opportunities.fields import FIELDS
 from chatcrm.records.scalar_types import MoneyAmount, Timestamp
 from chatcrm.transfer.bodies import BodyBuilder
-from chatcrm.transfer.cells import CellError
+from chatcrm.transfer.cells import CellError, unsendable
 from chatcrm.transfer.columns import OPPORTUNITY_AFTER_CREATE, Role
 from chatcrm.transfer.csv_source import Row
 from chatcrm.transfer.outcome import Rejects, Tally
@@ -122,7 +122,8 @@ class ContactFinder:
         self.found: OrderedDict[str, str | None] = OrderedDict()
 
     def prefetch(self, values: set[str], pool: ThreadPoolExecutor) -> None:
-        missing = [v for v in values if v not in self.found]
+        # A value that cannot be sent is not looked up: its row fails saying why (bodies).
+        missing = [v for v in values if v not in self.found and unsendable(v) is None]
         for value, contact_id in _fetch_all(pool, missing, self.remote.find_contact).items():
             self._keep(value, contact_id)
 

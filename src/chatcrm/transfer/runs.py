@@ -3,17 +3,18 @@ anything is sent, then the workspace's names are read, then the rows go."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from chatcrm.transfer.bodies import BodyBuilder
 from chatcrm.transfer.columns import COLUMNS
 from chatcrm.transfer.contact_import import import_contacts
 from chatcrm.transfer.csv_source import open_csv
 from chatcrm.transfer.export import RowWriter, contact_labels, records, write_csv, write_jsonl
+from chatcrm.transfer.export_filters import list_filters
 from chatcrm.transfer.names import WorkspaceNames
 from chatcrm.transfer.opportunity_import import ContactFinder, import_opportunities
 from chatcrm.transfer.outcome import Rejects, Tally
@@ -111,50 +112,26 @@ def run_import(
 def run_export(
     kind: str,
     target: Target,
-    out: TextIO,
+    output: Callable[[], AbstractContextManager[TextIO]],
     *,
     fmt: str,
-    filters: dict[str, Any],
+    filters: dict[str, str | None],
     progress_interval: float,
 ) -> int:
-    """Writes the records and returns how many. `filters` may name stages, agents, tags
-    and contacts the way the columns do; they are resolved to the ids the lists take."""
+    """Writes the records and returns how many. `filters` are the filter options given
+    (`{"--stage": "Contacted"}`), naming stages, agents, tags and contacts the way the
+    columns do. `output` is opened once they are found good: a refused option leaves no
+    file behind, nor an earlier one emptied."""
     columns = COLUMNS[kind]
     with connected(target) as (remote, names):
         stages = names.contact_stages if kind == "contacts" else names.opportunity_stages
-        query = _list_filters(filters, names, stages, remote)
-        labels = contact_labels(remote) if kind == "opportunities" else None
-        writer = RowWriter(columns, names, stages, labels)
-        pages = remote.contacts(query) if kind == "contacts" else remote.opportunities(query)
-        with RowProgress(None, f"export {kind}", interval=progress_interval) as progress:
-            rows = records(pages, progress)
-            if fmt == "jsonl":
-                return write_jsonl(rows, writer, out)
-            return write_csv(rows, writer, out, variables=columns.variables)
-
-
-def _list_filters(
-    filters: dict[str, Any], names: WorkspaceNames, stages: Any, remote: Remote
-) -> dict[str, Any]:
-    from chatcrm.transfer.cells import CellError
-
-    query: dict[str, Any] = {}
-    for wire, value in filters.items():
-        if value is None:
-            continue
-        try:
-            if wire == "stageId":
-                value = stages.resolve(value)
-            elif wire == "assignedAgentId":
-                value = names.agents.resolve(value)
-            elif wire == "tag":
-                value = names.tags.resolve(value)
-            elif wire == "contactId":
-                found = remote.find_contact(value)
-                if found is None:
-                    raise CellError(f'no contact with id, phone or email "{value}"')
-                value = found
-        except CellError as exc:
-            raise BadInput(str(exc)) from exc
-        query[wire] = value
-    return query
+        query = list_filters(kind, filters, names=names, stages=stages, remote=remote)
+        with output() as out:
+            labels = contact_labels(remote) if kind == "opportunities" else None
+            writer = RowWriter(columns, names, stages, labels)
+            pages = remote.contacts(query) if kind == "contacts" else remote.opportunities(query)
+            with RowProgress(None, f"export {kind}", interval=progress_interval) as progress:
+                rows = records(pages, progress)
+                if fmt == "jsonl":
+                    return write_jsonl(rows, writer, out)
+                return write_csv(rows, writer, out, variables=columns.variables)
