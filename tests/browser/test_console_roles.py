@@ -169,3 +169,24 @@ def test_no_events_feed_without_its_scope_and_none_after_a_refusal(
     assert len(refused) == 1, refused
     visit.failed.clear()  # the 403 was the point
     assert visit.settle() == []
+
+
+def test_a_session_ended_elsewhere_leads_back_to_the_sign_in(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """An admin ends a person's sessions while the board is open: the next thing the person
+    does (here, opening a card) brings the sign-in form with the API's message, not a
+    panel that can only say the session has ended."""
+    account = new_account(database_url)
+    create(server, account, "contact", name="Jon", email="jon@example.com")
+    invited = _invite(server, account, "agent")
+    _set_password(visit, invited)
+    page = visit.page
+    card = page.get_by_role("article", name=re.compile("^Jon"))
+    expect(card).to_be_visible()
+    api(server, account, "DELETE", f"/api/user/{invited['user']['id']}/sessions")
+    card.click()
+    expect(page.get_by_label("Email")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text("sign in again")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    visit.failed.clear()  # the 401 was the point

@@ -241,12 +241,29 @@ function chooseWorkspace(workspaces) {
   );
 }
 
+// The refusals that say the caller is no longer signed in.
+const ENDED = new Set(["SESSION_EXPIRED", "UNAUTHORIZED"]);
+
 // What every view, panel and dialog is given.
 function context(workspace) {
   const ctx = {
     session,
     workspace, // GET /api/workspace/{id}: stages, tags, agents, segmentations
-    call: (method, path, options) => call(session, method, path, options),
+    call: async (method, path, options) => {
+      try {
+        return await call(session, method, path, options);
+      } catch (error) {
+        ctx.ended(error);
+        throw error;
+      }
+    },
+    // A session ended elsewhere (signed out, disabled, its sessions ended) or a key revoked,
+    // seen by any request of the workspace's views or its feed: back to the sign-in, with
+    // the API's message, rather than a board that no longer follows and panels that fail.
+    ended: (error) => {
+      const over = error instanceof ApiError && ENDED.has(error.code);
+      if (over && current === ctx && ctx.session === session) signIn(error.message);
+    },
     // Render the current view again (after a save, or when the events feed says so).
     refresh: () => render(ctx),
     openPanel: (kind, id) => routed(kind, id, openPanel(ctx, kind, id)),

@@ -67,9 +67,13 @@ export function follow(ctx) {
         if (page.events.length) tell(ctx, page.events);
       } catch (error) {
         if (signal.aborted) return;
-        // Signed out elsewhere (401), or the feed is not this caller's to read (403: a key
-        // without events:read, or limited otherwise): asking again would be refused again.
-        if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return;
+        // Signed out elsewhere (401: the console goes back to its sign-in), or the feed is
+        // not this caller's to read (403: a key without events:read, or limited
+        // otherwise): asking again would be refused again.
+        if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+          ctx.ended(error);
+          return;
+        }
         // A cursor no longer retained (or not known): start again from the end.
         if (error instanceof ApiError && error.status === 400) known = false;
         await pause(BACK_OFF, signal);
