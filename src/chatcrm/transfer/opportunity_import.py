@@ -22,6 +22,7 @@ from itertools import count, islice
 from typing import Any, TypeVar
 
 from chatcrm.opportunities.fields import FIELDS
+from chatcrm.records.bodies import create_body, update_values
 from chatcrm.records.scalar_types import MoneyAmount, Timestamp
 from chatcrm.transfer.bodies import BodyBuilder
 from chatcrm.transfer.cells import CellError, unsendable
@@ -240,6 +241,10 @@ class _Applier:
             assert p.body is not None
             free = listed.free(name)
             existing = free[0] if free else None
+            refused = value_problems(p.body, existing) if self.dry_run else None
+            if refused:
+                p.status, p.error = "failed", refused
+                continue
             try:
                 p.status, record = self._apply(p.body, existing)
             except ChatcrmError as exc:
@@ -275,6 +280,21 @@ class _Applier:
         if self.dry_run:
             return "updated", None
         return "updated", self.remote.update_opportunity(existing["id"], changed)
+
+
+def value_problems(body: dict[str, Any], existing: dict[str, Any] | None) -> str | None:
+    """What the server would refuse in the values a row sends (a dry run sends nothing):
+    the API's own field rules (records/bodies.py), its words, one line as `error_text`
+    gives a refusal; None when every value passes."""
+    if existing is None:  # a create, then an update of what a create does not take
+        later = {k: body[k] for k in OPPORTUNITY_AFTER_CREATE if k in body}
+        first = {k: v for k, v in body.items() if k not in later}
+        errors = create_body(FIELDS, first, workspace_key=False).errors
+        errors += update_values(FIELDS, list(later), later).errors
+    else:
+        changed = _changes(body, existing)
+        errors = update_values(FIELDS, list(changed), changed).errors
+    return "; ".join(f"{e.field}: {e.message}" for e in errors) or None
 
 
 def _changes(body: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
