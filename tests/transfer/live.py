@@ -91,10 +91,10 @@ def comparable_contacts(ws: Workspace) -> list[dict[str, Any]]:
                 "stage": stages[c["stageId"]],
                 "agent": agents.get(c["assignedAgentId"]),
                 "tags": sorted(t["name"] for t in c["tags"]),
-                # Typed: 30 and "30" differ, as true and "true" do.
-                "variables": sorted(
+                # Typed: 30 and "30" differ, as true and "true" do; in their order.
+                "variables": [
                     (v["name"], json.dumps(v["value"], default=str)) for v in c["variables"]
-                ),
+                ],
                 "isSolved": c["isSolved"],
                 "isRead": c["isRead"],
                 "platformId": c["platformId"],

@@ -6,9 +6,11 @@ names reproduces the records (ids aside). Read page by page, written row by row.
 from __future__ import annotations
 
 import csv
+import heapq
 import json
 import tempfile
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any, TextIO
 
 from chatcrm.transfer.cells import variable_text, write_cell
@@ -113,18 +115,16 @@ def write_csv(
             sink.writerow(writer.values(record, typed=False))
             count += 1
         return count
-    seen: dict[str, None] = {}
+    order = VariableOrder()
     count = 0
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
         for record in records:
             row = writer.values(record, typed=False)
-            for name in row:
-                if name.startswith(VARIABLE_PREFIX) and name not in seen:
-                    seen[name] = None
+            order.add([name for name in row if name.startswith(VARIABLE_PREFIX)])
             spool.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
         spool.seek(0)
-        sink = csv.DictWriter(out, fieldnames=[*fixed, *seen], restval="")
+        sink = csv.DictWriter(out, fieldnames=[*fixed, *order.columns()], restval="")
         sink.writeheader()
         for line in spool:
             sink.writerow(json.loads(line))
@@ -137,3 +137,46 @@ def records(
     for page in pages:
         yield from page
         progress.advance(len(page))
+
+
+class VariableOrder:
+    """The var: columns in an order that keeps each record's own order of its variables
+    wherever the records agree (import adds a row's variables in column order, so export
+    then import gives each record its variables back in order): a name comes after every
+    name some record holds before it; names no record orders, and records that disagree
+    (one holds `a, b`, another `b, a`), go by first appearance."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, int] = {}  # name → rank of its first appearance
+        self.after: dict[str, set[str]] = {}  # name → the names some record holds next
+
+    def add(self, names: list[str]) -> None:
+        for name in names:
+            self.first.setdefault(name, len(self.first))
+            self.after.setdefault(name, set())
+        for before, name in pairwise(names):
+            self.after[before].add(name)
+
+    def columns(self) -> list[str]:
+        waiting = dict.fromkeys(self.first, 0)  # name → how many names must come first
+        for names in self.after.values():
+            for name in names:
+                waiting[name] += 1
+        ready = [(rank, name) for name, rank in self.first.items() if not waiting[name]]
+        heapq.heapify(ready)
+        out: list[str] = []
+        placed: set[str] = set()
+        while len(out) < len(self.first):
+            if not ready:  # records disagree: the earliest name not placed breaks the tie
+                name = min((n for n in self.first if n not in placed), key=self.first.__getitem__)
+                heapq.heappush(ready, (self.first[name], name))
+            _, name = heapq.heappop(ready)
+            if name in placed:
+                continue
+            placed.add(name)
+            out.append(name)
+            for following in self.after[name]:
+                waiting[following] -= 1
+                if not waiting[following] and following not in placed:
+                    heapq.heappush(ready, (self.first[following], following))
+        return out
