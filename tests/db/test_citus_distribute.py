@@ -20,6 +20,7 @@ from chatcrm.app import create_app
 from chatcrm.cli import main
 from chatcrm.config import Settings
 from chatcrm.contacts.kind import CONTACT
+from chatcrm.db import citus
 from chatcrm.db.citus import NotACoordinator, distribute
 from chatcrm.db.database import Connection, Database
 from chatcrm.db.engine import standalone_engine
@@ -336,3 +337,44 @@ SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'workspace_id' AND NOT a.attisdropped
 WHERE n.nspname = 'public' AND c.relkind = 'r'
 """
+
+
+def test_a_run_cut_short_after_the_events_moved_leaves_its_webhooks_to_the_next(
+    citus_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run stopped (killed) after the events moved and before its webhooks were placed in
+    the workers' ids: the next run, which finds the events laid out, places them still, and
+    the webhook goes on with the events after (not one of them skipped)."""
+    account = new_account(citus_url)
+    with _app(citus_url) as http:
+        api = Api(http, account)
+        hook = ok_data(api.post("/api/webhook", json={"url": "https://hooks.example/in"}))
+        api.create_contact(name="Before")
+
+    class Killed(Exception):
+        pass
+
+    async def killed(conn: Any) -> int:
+        raise Killed  # the process ends here, its autocommitted work done
+
+    with monkeypatch.context() as patched:
+        patched.setattr(citus, "_webhooks_from_the_feeds_end", killed)
+        with pytest.raises(Killed):
+            distribute_tables(citus_url)
+    assert _layout(citus_url)["events"][1] == "workspace_id"  # the events moved
+    done = distribute_tables(citus_url)
+    assert "started 1 webhook(s) after their workspace's last event" in done
+    last = "SELECT txid, seq FROM events WHERE txid >= 0 ORDER BY txid DESC, seq DESC LIMIT 1"
+    assert _rows(citus_url, "SELECT feed_txid, feed_seq FROM webhooks") == _rows(citus_url, last)
+    assert distribute_tables(citus_url) == []  # nothing left to place
+    with _app(citus_url) as http:
+        api = Api(http, account)
+        after = api.create_contact(name="After")
+        deadline = time.monotonic() + 10
+        while True:
+            got = _deliveries(api, hook["id"])
+            events = ok_data(api.get("/api/events"))["events"]
+            if after["id"] in [e["recordId"] for e in events if e["id"] in got]:
+                break
+            assert time.monotonic() < deadline, got
+            time.sleep(0.1)

@@ -150,7 +150,15 @@ _SEQ_IN_FEED_ORDER = text(
       FROM dealt d WHERE e.workspace_id = d.workspace_id AND e.id = d.id
     """
 )
-_WEBHOOKS = text("SELECT workspace_id, id FROM webhooks ORDER BY workspace_id, id")
+# A webhook whose place is to be taken again, at its workspace's last event, once the
+# events have moved (their transaction ids change with the move): marked so before the
+# move and committed, a run cut short after the move leaves the mark for the next run.
+_TO_PLACE = -1
+_MARK_WEBHOOKS = text(f"UPDATE webhooks SET feed_txid = {_TO_PLACE}, feed_seq = 0")
+_WEBHOOKS = text(
+    f"SELECT workspace_id, id FROM webhooks WHERE feed_txid = {_TO_PLACE} "
+    "ORDER BY workspace_id, id"
+)
 # A workspace's last event in the feed (events/feed.py's end, without its gate: nothing
 # else runs while the layout changes).
 _FEED_END = text(
@@ -351,6 +359,8 @@ async def _lay_out(conn: AsyncConnection, before_events_move: BeforeEventsMove |
         await before_events_move()
     if events_move:
         await conn.execute(_SEQ_IN_FEED_ORDER)
+        if "webhooks" in tables:
+            await conn.execute(_MARK_WEBHOOKS)
 
     done: list[str] = []
     for name in _dependency_order(reference, edges):
@@ -364,7 +374,7 @@ async def _lay_out(conn: AsyncConnection, before_events_move: BeforeEventsMove |
         )
         anchor = anchor or name
         done.append(f"distributed {name} by {DISTRIBUTION_COLUMN}")
-    if events_move and "webhooks" in tables:
+    if "webhooks" in tables:  # this run's move, or a move an earlier run was cut short after
         placed = await _webhooks_from_the_feeds_end(conn)
         if placed:
             done.append(f"started {placed} webhook(s) after their workspace's last event")
@@ -378,7 +388,7 @@ async def _lay_out(conn: AsyncConnection, before_events_move: BeforeEventsMove |
 
 
 async def _webhooks_from_the_feeds_end(conn: AsyncConnection) -> int:
-    """Each webhook's place at its workspace's last event, in the worker's ids."""
+    """Each marked webhook's place at its workspace's last event, in the workers' ids."""
     webhooks = (await conn.execute(_WEBHOOKS)).all()
     for ws, webhook_id in webhooks:
         end = (await conn.execute(_FEED_END, {"ws": ws})).first()
