@@ -338,3 +338,24 @@ async def test_if_match_read_modify_write_loops_lose_nothing(aapi: AsyncApi) -> 
         await asyncio.gather(*(increment() for _ in range(clients)))
     final = ok_data(await aapi.get_opportunity(oid))["data"][0]
     assert final["amount"] == rounds * clients
+
+
+async def test_concurrent_upsert_batches_naming_the_same_contacts_in_other_orders(
+    aapi: AsyncApi,
+) -> None:
+    """Batches matching the same contacts by email, each in its own order, at the same
+    moment: every one applies (none is undone as a deadlock, 503), each item counted."""
+    emails = [unique_email() for _ in range(12)]
+    for email in emails:
+        ok_data(await aapi.post("/api/contact", json={"name": "Base", "email": email}))
+    rounds = []
+    for i in range(N):
+        chosen = [emails[(i * 5 + k * 7) % 12] for k in range(4)]
+        items = [{"email": e, "lastname": f"L{i}"} for e in chosen]
+        rounds.append({"contacts": items, "matchBy": "email"})
+    responses = await asyncio.gather(
+        *(aapi.post("/api/contact/upsert-batch", json=body) for body in rounds)
+    )
+    assert [r.status_code for r in responses] == [200] * N, [
+        r.text for r in responses if r.status_code != 200
+    ][:2]

@@ -274,8 +274,11 @@ async def load_batch(conn: Connection, workspace_id: str, givens: list[Given]) -
     """The state of a batch of valid items: a few statements, whatever its size."""
     batch = Batch(workspace_id, utcnow())
     ws, dialect = workspace_id, conn.dialect
-    phones = list({p for g in givens if (p := g.clean.get(PHONE))})
-    emails = list({e.lower() for g in givens if (e := g.clean.get(EMAIL))})
+    # Locked in one order, whatever the items' (phones, then emails, each sorted): two
+    # batches naming the same contacts in other orders would each hold what the other
+    # waits for, a deadlock the database undoes one of (503).
+    phones = sorted({p for g in givens if (p := g.clean.get(PHONE))})
+    emails = sorted({e.lower() for g in givens if (e := g.clean.get(EMAIL))})
     rows: dict[str, dict[str, Any]] = {}
     for column, values in ((_PHONE_COLUMN, phones), (_EMAIL_KEY, emails)):
         if values:
