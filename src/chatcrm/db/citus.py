@@ -156,8 +156,7 @@ _SEQ_IN_FEED_ORDER = text(
 _TO_PLACE = -1
 _MARK_WEBHOOKS = text(f"UPDATE webhooks SET feed_txid = {_TO_PLACE}, feed_seq = 0")
 _WEBHOOKS = text(
-    f"SELECT workspace_id, id FROM webhooks WHERE feed_txid = {_TO_PLACE} "
-    "ORDER BY workspace_id, id"
+    f"SELECT workspace_id, id FROM webhooks WHERE feed_txid = {_TO_PLACE} ORDER BY workspace_id, id"
 )
 # A workspace's last event in the feed (events/feed.py's end, without its gate: nothing
 # else runs while the layout changes).
