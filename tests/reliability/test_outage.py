@@ -268,9 +268,16 @@ def test_a_database_that_refuses_connections_or_is_gone_is_503(postgres_url: str
             [f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false', drop_sessions],
             [f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true'],
         ),
-        (
-            [drop_sessions, f'ALTER DATABASE "{name}" RENAME TO "{moved}"'],
-            [f'ALTER DATABASE "{moved}" RENAME TO "{name}"'],
+        (  # closed first, so that none of the app's pollers connects again before the rename
+            [
+                f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false',
+                drop_sessions,
+                f'ALTER DATABASE "{name}" RENAME TO "{moved}"',
+            ],
+            [
+                f'ALTER DATABASE "{moved}" RENAME TO "{name}"',
+                f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true',
+            ],
         ),
     ]
     with TestClient(create_app(settings), raise_server_exceptions=False) as http:
