@@ -359,3 +359,40 @@ async def test_concurrent_upsert_batches_naming_the_same_contacts_in_other_order
     assert [r.status_code for r in responses] == [200] * N, [
         r.text for r in responses if r.status_code != 200
     ][:2]
+
+
+async def test_concurrent_upsert_batches_matching_one_contact_by_phone_and_another_by_email(
+    aapi: AsyncApi,
+) -> None:
+    """Batches that match contact X by its phone and Y by its email, and batches that match
+    Y by its phone and X by its email, at the same moment: the first kind holds X and waits
+    for Y, the second holds Y and waits for X. The database undoes one of each such pair (a
+    deadlock); the service runs it again, so every batch applies and answers 200."""
+    pairs = []
+    for _ in range(4):
+        made = []
+        for _ in range(2):
+            phone, email = unique_phone(), unique_email()
+            body = {"name": "Base", "internalWhatsappNumber": phone, "email": email}
+            ok_data(await aapi.post("/api/contact", json=body))
+            made.append((phone, email))
+        pairs.append(made)
+    rounds = []
+    for i in range(N):
+        (x_phone, x_email), (y_phone, y_email) = pairs[i // 2 % len(pairs)]
+        first, second = (
+            ({"internalWhatsappNumber": x_phone}, {"email": y_email})
+            if i % 2
+            else ({"internalWhatsappNumber": y_phone}, {"email": x_email})
+        )
+        items = [{**first, "lastname": f"L{i}"}, {**second, "lastname": f"L{i}"}]
+        rounds.append({"contacts": items, "matchBy": "auto"})
+    responses = await asyncio.gather(
+        *(aapi.post("/api/contact/upsert-batch", json=body) for body in rounds)
+    )
+    assert [r.status_code for r in responses] == [200] * N, [
+        r.text for r in responses if r.status_code != 200
+    ][:2]
+    for response in responses:
+        data = ok_data(response)
+        assert data["updated"] + data["unchanged"] == 2, data

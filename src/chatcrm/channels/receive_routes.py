@@ -25,14 +25,11 @@ from chatcrm.core import messages as m
 from chatcrm.core.errors import BadRequest, Unauthorized
 from chatcrm.core.ids import is_id
 from chatcrm.db.database import Connection, Row
-from chatcrm.db.errors import RolledBack, UniqueViolation
+from chatcrm.db.errors import UniqueViolation
 
 log = logging.getLogger("chatcrm.channels")
 routes = Routes("channels")
 SIGNATURE_HEADER = "x-hub-signature-256"
-# A racing duplicate makes one transaction fail; applying the delivery again then finds
-# what the other stored. More than a few rounds would mean something else is wrong.
-_ROUNDS = 3
 
 
 def _conn(request: Request) -> Connection:
@@ -118,15 +115,10 @@ async def receive(request: Request) -> Response:
     except orjson.JSONDecodeError:
         raise BadRequest("The body is not JSON.") from None
     conn = _conn(request)
-    for round_ in range(1, _ROUNDS + 1):
-        try:
-            applied = await inbound.apply(conn, channel, payload)
-            break
-        # A racing delivery stored it first; or the database undid this one for another's
-        # sake (a deadlock): applied again, it finds what the other stored.
-        except (UniqueViolation, DuplicateContact, RolledBack):
-            await conn.recover()
-            if round_ == _ROUNDS:
-                raise
+    # A racing delivery stored it first; or the database undid this one for another's sake
+    # (a deadlock): applied again, it finds what the other stored.
+    applied = await conn.run_again_when_undone(
+        lambda: inbound.apply(conn, channel, payload), also=(UniqueViolation, DuplicateContact)
+    )
     data = {"messages": applied.messages, "statuses": applied.statuses}
     return ok(m.DELIVERY_STORED, data)

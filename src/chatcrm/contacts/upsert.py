@@ -124,11 +124,19 @@ async def upsert_batch(
     texts = [raw.get(k) for raw in raw_items if isinstance(raw, dict) for k in keys]
     await phones.read_in_workspace(conn, workspace_id, texts)
     items = [_item(i, raw, workspace_id) for i, raw in enumerate(raw_items)]
-    await conn.begin()
-    # Plans made for this batch's sizes and the tables as they are now: a plan cached
-    # while the contacts table was small would scan it once per item.
-    await conn.plan_for_values()
-    results = await _upsert(conn, workspace_id, key_id, items, match_by, dry_run)
+
+    async def run() -> list[Result]:
+        await conn.begin()
+        # Plans made for this batch's sizes and the tables as they are now: a plan cached
+        # while the contacts table was small would scan it once per item.
+        await conn.plan_for_values()
+        return await _upsert(conn, workspace_id, key_id, items, match_by, dry_run)
+
+    # Contacts are locked in one order, by phone then by email (upsert_state.load_batch);
+    # a batch matching X by phone and Y by email and another matching Y by phone and X by
+    # email still each hold what the other waits for. The database undoes one, which runs
+    # again once the other has committed.
+    results = await conn.run_again_when_undone(run)
     counts = dict.fromkeys(STATUSES, 0)
     for result in results:
         counts[result.status] += 1

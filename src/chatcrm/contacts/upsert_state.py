@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import ARRAY, Select, Text, bindparam, func, select, true
+from sqlalchemy import ARRAY, Select, Text, any_, bindparam, func, select, true
 
 from chatcrm.contacts.errors import DuplicateContact
 from chatcrm.contacts.fields import FIELDS
@@ -71,8 +71,7 @@ c = contacts.c
 
 @cache
 def _candidates(dialect: str, column: str) -> Select[Any]:
-    """The live contacts holding any of `_values` in `column` (phone, email key), locked
-    (FOR UPDATE, PostgreSQL): the matched contacts stay as read until the batch commits."""
+    """The live contacts holding any of `_values` in `column` (phone, email key)."""
     live = (c.workspace_id == bindparam("_ws"), c.deleted_at.is_(None))
     if dialect == "sqlite":
         return select(contacts).where(*live, in_id_list(c[column], "_values", dialect))
@@ -85,14 +84,23 @@ def _candidates(dialect: str, column: str) -> Select[Any]:
         .table_valued("value")
         .render_derived(name="v")
     )
-    one = (
-        select(contacts)
-        .where(*live, c[column] == values.c.value)
-        .limit(1)
-        .with_for_update()
-        .lateral("found")
-    )
+    one = select(contacts).where(*live, c[column] == values.c.value).limit(1).lateral("found")
     return select(one).select_from(values).join(one, true())
+
+
+@cache
+def _lock_in_order() -> Select[Any]:
+    """PostgreSQL: the contacts `_ids` locked (FOR UPDATE) one after the other in id order:
+    the rows a batch writes stay as read until it commits, and two batches holding some of
+    the same contacts wait for each other in one order, never each for the other."""
+    return (
+        select(c.id)
+        .where(
+            c.workspace_id == bindparam("_ws"), c.id == any_(bindparam("_ids", type_=ARRAY(Text)))
+        )
+        .order_by(c.id)
+        .with_for_update()
+    )
 
 
 @cache
@@ -274,18 +282,31 @@ async def load_batch(conn: Connection, workspace_id: str, givens: list[Given]) -
     """The state of a batch of valid items: a few statements, whatever its size."""
     batch = Batch(workspace_id, utcnow())
     ws, dialect = workspace_id, conn.dialect
-    # Locked in one order, whatever the items' (phones, then emails, each sorted): two
-    # batches naming the same contacts in other orders would each hold what the other
-    # waits for, a deadlock the database undoes one of (503).
     phones = sorted({p for g in givens if (p := g.clean.get(PHONE))})
     emails = sorted({e.lower() for g in givens if (e := g.clean.get(EMAIL))})
-    rows: dict[str, dict[str, Any]] = {}
-    for column, values in ((_PHONE_COLUMN, phones), (_EMAIL_KEY, emails)):
-        if values:
-            found = await conn.fetch(
-                _candidates(dialect, column), {"_ws": ws, "_values": id_list(values, dialect)}
-            )
-            rows.update({row["id"]: dict(row) for row in found})
+
+    async def matched() -> dict[str, dict[str, Any]]:
+        rows: dict[str, dict[str, Any]] = {}
+        for column, values in ((_PHONE_COLUMN, phones), (_EMAIL_KEY, emails)):
+            if values:
+                params = {"_ws": ws, "_values": id_list(values, dialect)}
+                found = await conn.fetch(_candidates(dialect, column), params)
+                rows.update({row["id"]: dict(row) for row in found})
+        return rows
+
+    rows = await matched()
+    if dialect == "postgresql":
+        # Locked in id order, whatever the items' order or what matched them (two batches
+        # locking as they matched, one X by phone then Y by email, the other Y by phone
+        # then X by email, would each hold what the other waits for: a deadlock), then
+        # read again as they now stay. A contact that came to match in between is locked
+        # in a round of its own; a deadlock that still happens is undone and the batch
+        # runs again (upsert.upsert_batch).
+        locked: set[str] = set()
+        while unlocked := sorted(rows.keys() - locked):
+            await conn.fetch(_lock_in_order(), {"_ws": ws, "_ids": unlocked})
+            locked.update(unlocked)
+            rows = await matched()
     tagged: dict[str, dict[str, None]] = {contact_id: {} for contact_id in rows}
     if rows:
         params = {"_ws": ws, "_ids": id_list(list(rows), dialect)}

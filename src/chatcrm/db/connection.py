@@ -11,20 +11,24 @@ connections at once.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import asyncpg
 from sqlalchemy.sql import ClauseElement
 
 from chatcrm.db.compiled import Compiled, compiled
-from chatcrm.db.errors import translate
+from chatcrm.db.errors import RolledBack, translate
 
 if TYPE_CHECKING:
     from chatcrm.db.database import Database
 
 Row = dict[str, Any]
+T = TypeVar("T")
+# A transaction undone for another's sake is run again from its start, so many times at
+# most: more would mean something else is wrong, and the refusal then reaches the client.
+RUNS = 3
 
 
 class Held:
@@ -177,6 +181,27 @@ class Connection:
         self.in_transaction = False
         self.wrote_events = False
         await self._end(held, "ROLLBACK")
+
+    async def run_again_when_undone(
+        self,
+        work: Callable[[], Awaitable[T]],
+        *,
+        also: tuple[type[BaseException], ...] = (),
+    ) -> T:
+        """`work()`, which begins its own transaction, run again from its start when the
+        database undid it for another transaction's sake (a deadlock, a serialization
+        failure: `RolledBack`) or, with `also`, when it failed on what a racing writer
+        stored first: nothing of an undone run is kept, and the next reads what is there
+        now. Up to `RUNS` runs; the last one's failure is raised."""
+        undone: tuple[type[BaseException], ...] = (RolledBack, *also)
+        for run in range(1, RUNS + 1):
+            try:
+                return await work()
+            except undone:
+                await self.recover()
+                if run == RUNS:
+                    raise
+        raise AssertionError("unreachable")
 
     async def commit(self) -> None:
         """End the work so far: commit the transaction, if one was begun, and give the
