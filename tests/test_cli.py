@@ -439,6 +439,11 @@ def test_every_command_fails_with_one_line_on_a_bad_database_url(command: list[s
         ("CHATCRM_CHANNEL_MAX_IN_FLIGHT", "0", ["dispatch"]),
         ("CHATCRM_WEBHOOK_ALLOW_PRIVATE", "maybe", ["keys", "list"]),
         ("CHATCRM_LOG_LEVEL", "loud", ["serve", "--port", "0"]),
+        ("CHATCRM_PUBLIC_URL", "ftp://crm.example.com", ["serve", "--port", "0"]),
+        ("CHATCRM_PUBLIC_URL", "crm.example.com", ["migrate"]),
+        ("CHATCRM_PUBLIC_URL", "https://crm.example.com:99999", ["migrate"]),
+        ("CHATCRM_SMTP_URL", "mail.example.com:25", ["serve", "--port", "0"]),
+        ("CHATCRM_SMTP_URL", "smtps://mail.example.com:smtp", ["migrate"]),
     ],
 )
 def test_an_invalid_setting_fails_with_one_line_naming_it(
@@ -447,6 +452,25 @@ def test_an_invalid_setting_fails_with_one_line_naming_it(
     env = {setting: value, "CHATCRM_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
     line = failed_with_one_line(run_cli(*command, env=env))
     assert line.startswith(f"chatcrm: error: invalid setting {setting}={value!r}: "), line
+
+
+@pytest.mark.parametrize(
+    "value", ["ftp://mailer:S3cret-pw@127.0.0.1:25", "smtp://mailer:S3cret-pw@mail:port"]
+)
+def test_an_invalid_smtp_url_is_named_without_its_password(value: str, tmp_path: Path) -> None:
+    env = {"CHATCRM_SMTP_URL": value, "CHATCRM_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+    line = failed_with_one_line(run_cli("serve", "--port", "0", env=env))
+    assert "CHATCRM_SMTP_URL" in line and "mailer:***@" in line, line
+    assert "S3cret-pw" not in line
+
+
+def test_valid_or_empty_url_settings_start(tmp_path: Path) -> None:
+    for env in (
+        {"CHATCRM_PUBLIC_URL": "https://crm.example.com/chatcrm/", "CHATCRM_SMTP_URL": ""},
+        {"CHATCRM_PUBLIC_URL": "", "CHATCRM_SMTP_URL": "smtps://u:p@mail.example.com:465"},
+    ):
+        env["CHATCRM_DATABASE_URL"] = f"sqlite:///{tmp_path / 'x.db'}"
+        succeeded(run_cli("migrate", env=env))
 
 
 @pytest.mark.parametrize("url", BAD_URLS)

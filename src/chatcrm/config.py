@@ -1,9 +1,28 @@
 """Configuration from `CHATCRM_*` environment variables (and CLI flags that override them)."""
 
-from pydantic import Field
+from urllib.parse import urlsplit
+
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATABASE_URL = "sqlite:///./chatcrm.db"
+
+
+def _url(value: str | None, schemes: tuple[str, ...]) -> str | None:
+    """`value` when it is a URL of one of `schemes` with a host (and a port, if any, that
+    is one), None when unset or empty; else ValueError. Checked at start: a link or an
+    e-mail made from a malformed one would fail only later, and far from its cause."""
+    if not value:
+        return None
+    wanted = " or ".join(f"{scheme}://" for scheme in schemes)  # "an" fits both: http, smtp
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - a port that is no number, or out of range, raises here
+    except ValueError:
+        raise ValueError(f"must be an {wanted} URL") from None
+    if parts.scheme not in schemes or not parts.hostname or any(c.isspace() for c in value):
+        raise ValueError(f"must be an {wanted} URL with a host")
+    return value
 
 
 class Settings(BaseSettings):
@@ -69,6 +88,16 @@ class Settings(BaseSettings):
     log_json: bool = True
     # One JSON line per request (method, route, status, duration, request id, key id).
     access_log: bool = True
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        return _url(value, ("http", "https"))
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _smtp_url(cls, value: str | None) -> str | None:
+        return _url(value, ("smtp", "smtps"))
 
     @property
     def base_url(self) -> str:
