@@ -15,8 +15,9 @@ from playwright.sync_api import Page, Request, Route, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from chatcrm.provisioning import NewAccount
-from tests.browser.conftest import Visit, api, create
+from tests.browser.conftest import Visit, api, create, update
 from tests.browser.test_console_people import _invite, _set_password
+from tests.client import unique_email
 from tests.conftest import new_account
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -194,3 +195,38 @@ def test_a_session_ended_elsewhere_leads_back_to_the_sign_in(
     expect(page.get_by_role("alert")).to_contain_text("sign in again")
     expect(page.get_by_role("dialog")).to_have_count(0)
     visit.failed.clear()  # the 401 was the point
+
+
+def test_an_assigned_only_agent_loses_what_is_reassigned_away_without_a_reload(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Contract H ("changes made elsewhere appear within 2 s") with J.2: a contact
+    reassigned away from an assigned-only agent leaves its boards, and its opportunity with
+    it, though the change that hid it never reaches the agent's events feed."""
+    account = new_account(database_url)
+    invited = _invite(server, account, "agent")
+    ws = account.workspace_id
+    agents = f"/api/workspace/{ws}/agents"
+    mine = api(
+        server, account, "POST", agents, json={"name": "Me", "email": invited["user"]["email"]}
+    )
+    other = api(server, account, "POST", agents, json={"name": "Other", "email": unique_email()})
+    ana = create(
+        server, account, "contact", name="Ana", email=unique_email(), assignedAgentId=mine["id"]
+    )
+    create(server, account, "contact", name="Bea", email=unique_email(), assignedAgentId=mine["id"])
+    create(server, account, "opportunity", name="Deal of Ana", amount=5, contactId=ana)
+    setting = {"paramToUpdate": "agentsSeeOnlyAssigned", "agentsSeeOnlyAssigned": True}
+    api(server, account, "PUT", f"/api/workspace/{ws}", json=setting)
+    _set_password(visit, invited)
+    page = visit.page
+    expect(page.get_by_role("article", name="Ana")).to_be_visible()
+    update(server, account, "contact", ana, assignedAgentId=other["id"])
+    expect(page.get_by_role("article", name="Ana")).to_have_count(0, timeout=4000)
+    expect(page.get_by_role("article", name="Bea")).to_be_visible()
+    page.get_by_role("link", name="Opportunities").click()
+    expect(page.get_by_role("heading", name="Opportunities")).to_be_visible()
+    expect(page.get_by_role("article", name="Deal of Ana")).to_have_count(0)
+    # Given back, it comes back (its events are the agent's again: the feed brings it).
+    update(server, account, "contact", ana, assignedAgentId=mine["id"])
+    expect(page.get_by_role("article", name="Deal of Ana")).to_be_visible(timeout=4000)

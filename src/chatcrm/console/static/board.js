@@ -79,7 +79,7 @@ class Board {
       this.region,
     );
     this.search.addEventListener("input", () => this.typed());
-    this.listener = (events) => this.heard(events);
+    this.listener = (events, swept) => (swept ? this.sweep() : this.heard(events));
   }
 
   query(extra = {}) {
@@ -242,6 +242,33 @@ class Board {
     if (!news) return;
     clearTimeout(this.pending);
     this.pending = setTimeout(() => this.reload(), LIVE_DELAY);
+  }
+
+  // A sweep (live.js): the board again when its first pages or counts are not the ones
+  // shown (a card hidden from this agent with no event it may read, or any change missed).
+  async sweep() {
+    if (!this.region.isConnected || this.saving || this.dragged) return;
+    const turn = this.loads;
+    let data;
+    try {
+      data = await this.fetchBoard();
+    } catch {
+      return; // the feed's next page or sweep tries again
+    }
+    if (turn !== this.loads || !this.region.isConnected || this.saving || this.dragged) return;
+    if (this.differs(data)) this.reload();
+  }
+
+  differs(data) {
+    if (data.columns.length !== this.columns.size) return true;
+    return data.columns.some((answer) => {
+      const column = this.columns.get(answer.stageId);
+      if (!column || column.count !== answer.count) return true;
+      const shown = [...column.list.children].filter((e) => e.classList.contains("card"));
+      return answer.cards.some(({ record, etag }, i) => {
+        return shown[i]?.dataset.id !== record.id || this.cards.get(record.id)?.etag !== etag;
+      });
+    });
   }
 
   // A contact renamed, deleted or merged elsewhere that an opportunity card names.

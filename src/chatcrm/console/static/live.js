@@ -1,13 +1,20 @@
 // Live updates (contract H, K.3): changes made elsewhere — another tab, a bot, a WhatsApp
 // message — reach the views through the events feed (D.2), long-polled with `wait`. Each
 // page of contact, opportunity and message events goes to every callback in
-// `ctx.listeners`. Returns how to stop. A caller without `events:read` is not followed: its
+// `ctx.listeners` (and, for an agent, a sweep now and then: SWEEP). Returns how to stop. A caller without `events:read` is not followed: its
 // views show what they load, and a reload brings the rest.
 import { ApiError, call } from "./api.js";
 import { allows } from "./session.js";
 
 const WAIT = 25; // seconds the server holds a poll when nothing is new
 const BACK_OFF = 2000; // ms to wait after an error before polling again
+// What an agent may see can change with no event it may read: a contact reassigned away
+// from an assigned-only agent takes its events out of that agent's feed, the change that
+// hid it included (docs/api.md 10.5), and so does the workspace's setting turned on. So an
+// agent's views look again this often while the tab is shown: each listener is called with
+// no events and `swept` true, compares what it shows with what the API answers now, and
+// draws again only what differs (contract H: within 2 s).
+const SWEEP = 1500;
 
 // The feed's current end (`after=end`, docs/api.md 2.23): the `after` from which only new
 // events follow. Null when the workspace has none yet — then a poll without `after` (from
@@ -30,10 +37,10 @@ function pause(ms, signal) {
   });
 }
 
-function tell(ctx, events) {
+function tell(ctx, events, swept = false) {
   for (const listener of [...ctx.listeners]) {
     try {
-      listener(events);
+      listener(events, swept);
     } catch (error) {
       console.error(error);
     }
@@ -81,6 +88,14 @@ export function follow(ctx) {
     }
   }
 
+  async function sweep() {
+    while (!signal.aborted) {
+      await pause(SWEEP, signal);
+      if (!signal.aborted && document.visibilityState === "visible") tell(ctx, [], true);
+    }
+  }
+
   run();
+  if (session.user?.role === "agent") sweep();
   return () => controller.abort();
 }

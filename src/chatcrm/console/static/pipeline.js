@@ -174,22 +174,27 @@ export async function pipeline(ctx) {
   // 100 ms after the last event of a burst.
   let pending = null;
   let loads = 0;
-  const listener = (events) => {
+  // A sweep (live.js, an agent's) redraws it only when the figures are not the ones shown.
+  let shown = JSON.stringify(data);
+  const listener = (events, swept) => {
     if (!region.isConnected) return;
     const news = events.some((e) => e.type.startsWith("opportunity.") && !e.type.startsWith("opportunity.activity."));
-    if (!news) return;
+    if (!news && !swept) return;
     clearTimeout(pending);
     pending = setTimeout(async () => {
       const turn = ++loads;
       try {
         const next = await ctx.call("GET", "/api/opportunity/pipeline");
         if (turn !== loads || !region.isConnected) return;
+        const figures = JSON.stringify(next);
+        if (swept && figures === shown) return;
+        shown = figures;
         region.replaceChildren(...charts(next));
         fitLabels(region);
       } catch {
         // the next change tries again; a reload shows the error
       }
-    }, LIVE_DELAY);
+    }, swept ? 0 : LIVE_DELAY);
   };
   if (active) ctx.listeners.delete(active);
   active = listener;
