@@ -217,6 +217,41 @@ def test_the_composer_is_closed_outside_the_window(
     assert visit.settle() == []
 
 
+def test_the_window_opens_at_an_inbound_message_older_than_the_pages_shown(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """K.3: the composer is disabled outside the window only. The contact's last inbound
+    message is two hours old, behind 31 answers of a bot: the first page shows none of it,
+    and the composer is open all the same. Its field's messages are the textbox's
+    description beside the window's, and a text over 4,096 characters is the API's to
+    refuse, not cut short by the page and sent."""
+    account = new_account(database_url)
+    eva = _contact(server, account, "Eva")
+    _record(server, account, eva, "in", "A question", timedelta(hours=2))
+    for minutes in range(100, 69, -1):
+        _record(server, account, eva, "out", f"Bot {minutes}", timedelta(minutes=minutes))
+
+    conversation = _open_panel(visit, account, eva, "Eva")
+    expect(_messages(conversation)).to_have_count(30)
+    text = conversation.get_by_label("Message", exact=True)
+    expect(text).to_be_enabled()
+    send = conversation.get_by_role("button", name="Send", exact=True)
+    expect(
+        conversation.get_by_text("The 24-hour window is closed: send a template.")
+    ).to_be_hidden()
+
+    send.click()  # nothing written: the API's message, as the textbox's description
+    expect(text).to_have_accessible_description(re.compile("must not be empty"))
+    long = "é" * 4097
+    text.fill(long)
+    send.click()
+    expect(text).to_have_accessible_description(re.compile("4096"))
+    expect(text).to_have_value(long)
+    listed = api(server, account, "GET", f"/api/contact/{eva}/messages", params={"pageSize": 1})
+    assert listed["messages"][0]["text"] == "Bot 70"  # nothing was sent
+    visit.failed.clear()  # the two 422s were the point
+
+
 def test_message_and_send_each_name_one_control_of_the_panel(
     visit: Visit, server: str, database_url: str
 ) -> None:

@@ -1,6 +1,6 @@
 // The composer under a conversation (contract K.1, K.3): a "Message" box with "Send" while
-// the 24-hour window is open — the newest inbound message loaded is less than 24 hours old
-// — and, under "Send a template", a template (name, language, parameters; "Use template")
+// the 24-hour window is open — the contact's newest inbound message (conversation.js finds
+// it) is less than 24 hours old — and, under "Send a template", a template (name, language, parameters; "Use template")
 // at any time. The API's refusal (NO_CHANNEL, WINDOW_CLOSED, a field's message) shows
 // beside it. Each body is sent with its own Idempotency-Key, the same for a repeat of it: a
 // double click sends once.
@@ -13,7 +13,9 @@ export const WINDOW_CLOSED = "The 24-hour window is closed: send a template.";
 // `feedback` shows the API's messages; `sent(message)` is told of each message queued.
 export function composer(ctx, contactId, { feedback, sent }) {
   const path = `/api/contact/${encodeURIComponent(contactId)}/messages`;
-  const text = h("textarea", { rows: 3, maxlength: 4096 });
+  // No maxlength: the browser would cut a longer text without a word (and counts UTF-16
+  // units, where the API's 4,096 are characters); the API's message says what is wrong.
+  const text = h("textarea", { rows: 3 });
   const send = h("button", { type: "submit" }, "Send");
   const reason = h("p", { id: uid("window"), class: "window-closed", hidden: true }, WINDOW_CLOSED);
   const textForm = h(
@@ -62,8 +64,11 @@ export function composer(ctx, contactId, { feedback, sent }) {
     send.disabled = !open || busy;
     sendTemplate.disabled = busy;
     reason.hidden = open;
-    if (open) text.removeAttribute("aria-describedby");
-    else text.setAttribute("aria-describedby", reason.id);
+    // The reason is one description of the textbox; a field's message may be another.
+    const others = (text.getAttribute("aria-describedby") || "").split(" ").filter((id) => id && id !== reason.id);
+    const described = open ? others : [...others, reason.id];
+    if (described.length) text.setAttribute("aria-describedby", described.join(" "));
+    else text.removeAttribute("aria-describedby");
     if (!open && wasOpen !== false) templates.open = true; // the way left to write
     if (open && wasOpen === false) templates.open = false;
     wasOpen = open;
@@ -121,7 +126,7 @@ export function composer(ctx, contactId, { feedback, sent }) {
   showWindow();
   return {
     element: h("div", { class: "composer" }, textForm, templates),
-    // The newest inbound message loaded (its createdAt), or null.
+    // The contact's newest inbound message (its createdAt), or null: none.
     update(newestInbound) {
       const at = newestInbound ? Date.parse(newestInbound) : null;
       lastInbound = Number.isNaN(at) ? null : at;

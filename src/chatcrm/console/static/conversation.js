@@ -10,6 +10,12 @@ import { Feedback, time } from "./forms.js";
 import { allows } from "./session.js";
 
 const PAGE = 30;
+// Older pages read, not shown, for the newest inbound message (lookBack): the 24-hour
+// window's start. 50 pages of 100 reach back past 5,000 messages sent in a day with no
+// answer; beyond them the window shows closed, and a template still goes.
+const LOOK_PAGE = 100;
+const LOOK_PAGES = 50;
+const DAY = 24 * 60 * 60 * 1000;
 const NEAR_TOP = 48; // px from the list's top at which the older page is asked for
 const NEAR_END = 64; // px from its end within which the list follows new messages
 const READ_DELAY = 300; // ms: one "read" for a burst of inbound messages
@@ -57,6 +63,7 @@ class Conversation {
     this.items = new Map(); // message id → {message, element}
     this.versions = new Map(); // message id → the latest event's recordVersion applied
     this.before = null; // the id to ask the older page with, or null: none older
+    this.inboundBeyond = null; // the newest inbound message older than those shown
     this.loadingOlder = false;
     this.canWrite = allows(ctx.session, "messages:write");
     this.feedback = new Feedback();
@@ -97,6 +104,31 @@ class Conversation {
       return;
     }
     this.changed();
+    await this.lookBack();
+  }
+
+  // The composer's window opens at the contact's newest inbound message, which may be older
+  // than the pages shown (a bot's answers since): older pages are read until one is found,
+  // the messages read reach 24 hours back, or none are left.
+  async lookBack() {
+    const inbound = (messages) => messages.filter((m) => m.direction === "in");
+    if (!this.composer || inbound([...this.items.values()].map((i) => i.message)).length) return;
+    let before = this.before;
+    try {
+      for (let n = 0; before && n < LOOK_PAGES; n += 1) {
+        const page = await this.ctx.call("GET", this.path, { query: { before, pageSize: LOOK_PAGE } });
+        const found = inbound(page.messages);
+        if (found.length) {
+          this.inboundBeyond = found[found.length - 1];
+          this.changed();
+          return;
+        }
+        if (!page.messages.length || Date.now() - at(page.messages[0].createdAt) >= DAY) return;
+        before = page.before;
+      }
+    } catch {
+      // the window stays as the pages shown have it; the API's WINDOW_CLOSED corrects it
+    }
   }
 
   stop() {
@@ -168,6 +200,7 @@ class Conversation {
     for (const { message } of this.items.values()) {
       if (message.direction === "in" && (!newest || compare(newest, message) < 0)) newest = message;
     }
+    newest ??= this.inboundBeyond;
     if (this.composer) this.composer.update(newest ? newest.createdAt : null);
   }
 
