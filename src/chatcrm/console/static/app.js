@@ -107,7 +107,7 @@ function signIn(message, { withKey = false } = {}) {
   const fields = withKey ? [keyLabel, key] : [emailLabel, email, passwordLabel, password, codeRow];
   const form = h(
     "form",
-    { class: "sign-in", "aria-label": "Sign in" },
+    { class: "sign-in", "aria-label": "Sign in", novalidate: true },
     ...fields,
     h("button", { type: "submit" }, "Sign in"),
     message ? alertBox(message) : null,

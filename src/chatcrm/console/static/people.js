@@ -28,7 +28,8 @@ function row(id, label, control) {
 // field names → their controls), as in every other form of the console.
 function form(label, children, submit, action, controls = {}) {
   const feedback = new Feedback();
-  const element = h("form", { class: "people-form", "aria-label": label }, ...children,
+  // novalidate: the browser's own checks would keep the API's messages from showing.
+  const element = h("form", { class: "people-form", "aria-label": label, novalidate: true }, ...children,
     feedback.slot, h("button", { type: "submit" }, submit));
   element.addEventListener("submit", async (event) => {
     event.preventDefault();
