@@ -3,6 +3,7 @@ answer of the Graph API makes of a message — a message is never sent twice."""
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 from collections.abc import Iterator
@@ -10,10 +11,14 @@ from contextlib import ExitStack, contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+from sqlalchemy import bindparam, update
+
 from chatcrm.channels.send_claims import claim_sends
+from chatcrm.channels.tables import channels
 from chatcrm.db.database import Database
 from tests.client import error, ok_data, unique_phone
-from tests.conftest import run_sync
+from tests.conftest import on_database, run_sync
 from tests.conversations.conftest import Conversation, conversation_settings, new_sender_number
 from tests.conversations.fake_graph import TOKEN, WINDOW_CLOSED, Reply
 
@@ -381,3 +386,57 @@ def test_a_retry_goes_out_through_the_channel_of_now(conv: Conversation) -> None
     conv.send_all()
     assert conv.graph.sends()[-1].path == f"/v21.0/{conv.phone_number_id}9/messages"
     assert _last(conv, contact["id"])["status"] == "sent"
+
+
+TOKEN_RULE = "must be printable ASCII without spaces, as Meta gives it"
+
+
+def test_a_pasted_secret_loses_its_spaces_and_other_characters_are_refused(
+    conv: Conversation,
+) -> None:
+    """K.2's secrets are what Meta gives: printable ASCII. One with a space inside or a
+    character beyond ASCII could never be sent in a header (the HTTP client's error then
+    quoted it): 422, without the value; spaces around a pasted one are dropped."""
+    path = f"/api/channel/{conv.channel['id']}"
+    for bad in ("EAAG token", "EAAG\u00e9t", "EAAG\u00a0t", "EAAG\u200bt"):
+        for field in ("accessToken", "appSecret"):
+            refused = conv.api.put(path, json={"paramToUpdate": field, field: bad})
+            body = error(refused, 422, "VALIDATION_ERROR")
+            assert body["data"]["errors"] == [{"field": field, "message": TOKEN_RULE}]
+            assert bad not in refused.text
+    pasted = {"paramToUpdate": "accessToken", "accessToken": f" {TOKEN}\u00a0\n"}
+    ok_data(conv.api.put(path, json=pasted))
+    contact, _ = _open_conversation(conv)
+    ok_data(conv.send(contact["id"], text="hello"))
+    conv.send_all()
+    assert conv.graph.sends()[-1].headers["authorization"] == f"Bearer {TOKEN}"
+    assert _last(conv, contact["id"])["status"] == "sent"
+
+
+def test_a_stored_token_that_cannot_be_sent_fails_the_message_without_logging_it(
+    conv: Conversation, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A token stored before such tokens were refused: the message fails at once, nothing
+    sent, with a title that says what to do, and no log line quotes the token."""
+    unsendable = "EAAGsecret-token\u00a0"
+
+    async def store(db: Database) -> None:
+        async with db.transaction() as conn:
+            await conn.execute(
+                update(channels).where(channels.c.id == bindparam("_id")),
+                {"_id": conv.channel["id"], "access_token": unsendable},
+            )
+
+    on_database(conv.url, store)
+    contact, _ = _open_conversation(conv)
+    message = ok_data(conv.send(contact["id"], text="hello"))["message"]
+    with caplog.at_level(logging.DEBUG):
+        conv.send_all()
+    failed = _last(conv, contact["id"])
+    assert failed["id"] == message["id"] and failed["status"] == "failed"
+    assert failed["error"] == {
+        "code": "INVALID_ACCESS_TOKEN",
+        "title": "the channel's accessToken is not printable ASCII: set it again",
+    }
+    assert conv.graph.sends() == []
+    assert "EAAGsecret-token" not in caplog.text

@@ -8,6 +8,8 @@ import secrets
 import string
 from typing import Any
 
+from chatcrm.channels.graph import header_safe
+from chatcrm.core.errors import FieldError
 from chatcrm.records.defaults import NOW, RECORD_ID, Creation, Default
 from chatcrm.records.fields import FULL, NULL, OPTIONAL, REQUIRED, UPDATE, Field, FieldTable
 from chatcrm.records.scalar_types import BOOLEAN, ID, TIMESTAMP, Text, Word
@@ -23,6 +25,20 @@ WRITE_ONLY: frozenset[str] = frozenset()  # the shapes that show a secret: none
 class _VerifyToken(Default):
     async def value(self, creation: Creation) -> Any:
         return "".join(secrets.choice(_ALPHABET) for _ in range(VERIFY_TOKEN_LENGTH))
+
+
+class Token(Text):
+    """A secret Meta gives (access token, app secret): spaces around it, as a paste brings
+    them, are dropped; the rest must be printable ASCII without spaces, as Meta's are and
+    as an HTTP header needs (graph.header_safe)."""
+
+    def clean(self, field: str, value: object, *, nullable: bool) -> Any:
+        text = super().clean(
+            field, value.strip() if isinstance(value, str) else value, nullable=nullable
+        )
+        if not header_safe(text):
+            raise FieldError(field, "must be printable ASCII without spaces, as Meta gives it")
+        return text
 
 
 class ApiBaseUrl(WebhookUrl):
@@ -50,9 +66,9 @@ CHANNEL = FieldTable("channel", [
     Field("enabled", BOOLEAN, "enabled", UPDATE, default=True),
     Field("createdAt", TIMESTAMP, "created_at", default=NOW),
     Field("updatedAt", TIMESTAMP, "updated_at", default=NOW),
-    Field("accessToken", Text(4096, nonblank=True), "access_token", REQUIRED, UPDATE,
+    Field("accessToken", Token(4096, nonblank=True), "access_token", REQUIRED, UPDATE,
           shapes=WRITE_ONLY, description="Write-only: never shown."),
-    Field("appSecret", Text(200, nonblank=True), "app_secret", REQUIRED, UPDATE,
+    Field("appSecret", Token(200, nonblank=True), "app_secret", REQUIRED, UPDATE,
           shapes=WRITE_ONLY, description="Write-only: never shown."),
 ])
 # fmt: on

@@ -99,6 +99,24 @@ class Access:
     def headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.access_token}"}
 
+    def sendable(self) -> bool:
+        """Whether the token can go in an HTTP header (channels/fields.py refuses any other
+        since; one stored before would make the client raise with the token in its error)."""
+        return header_safe(self.access_token)
+
+
+def header_safe(token: str) -> bool:
+    """Printable ASCII without spaces: what a bearer token may be (RFC 6750's b64token is
+    narrower still), and what Meta's tokens and app secrets are."""
+    return bool(token) and all("!" <= c <= "~" for c in token)
+
+
+# A stored token that cannot be sent (set before channels/fields.py refused such tokens).
+UNSENDABLE_TOKEN = {
+    "code": "INVALID_ACCESS_TOKEN",
+    "title": "the channel's accessToken is not printable ASCII: set it again",
+}
+
 
 @dataclass(frozen=True)
 class Result:
@@ -184,6 +202,8 @@ async def post(
     raises for what the network or Meta did."""
     url = access.url(access.phone_number_id, "messages")
     status: int | None = None
+    if not access.sendable():
+        return Result(FAILED, error=UNSENDABLE_TOKEN, detail=UNSENDABLE_TOKEN["title"])
     try:
         async with asyncio.timeout(deadline):
             refused = await check_at_send(url, allow_private=allow_private)
@@ -238,6 +258,8 @@ async def media(
     """The media's content type and its bytes, streamed: `GET /{media-id}` for its URL,
     then that URL, both with the channel's token. The caller closes the answer."""
     lookup = access.url(media_id)
+    if not access.sendable():
+        raise MediaUnavailable(UNSENDABLE_TOKEN["title"])
     for url in (lookup,):
         refused = await check_at_send(url, allow_private=allow_private)
         if refused is not None:
