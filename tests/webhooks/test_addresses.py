@@ -285,3 +285,31 @@ async def test_the_connection_goes_only_to_addresses_that_pass_the_rules(
         assert [r.path for r in receiver.requests()] == ["/hook"]
     finally:
         receiver.close()
+
+
+def test_a_create_s_lookup_does_not_wait_behind_the_senders() -> None:
+    """The event loop's resolver threads busy with the senders' lookups (here: never
+    answering) do not hold a create's check: it resolves on threads of its own, and
+    `localhost` is refused (before, its lookup ran out of time and was accepted)."""
+
+    async def check() -> str | None:
+        loop = asyncio.get_running_loop()
+
+        async def busy(*args: object, **kwargs: object) -> list[object]:
+            await asyncio.sleep(60)
+            return []
+
+        loop.getaddrinfo = busy  # type: ignore[method-assign]
+        return await refused_reason("http://localhost:9/hook", allow_private=False)
+
+    reason = asyncio.run(check())
+    assert reason is not None and reason.startswith("localhost resolves to "), reason
+
+
+@pytest.mark.parametrize("host", ["localhost", "api.localhost"])
+def test_a_loopback_name_is_refused_even_when_no_resolver_answers(host: str) -> None:
+    async def silent(name: str) -> list[str]:
+        raise TimeoutError
+
+    reason = asyncio.run(refused_reason(f"http://{host}:9/", allow_private=False, resolver=silent))
+    assert reason == f"{host} is a loopback name"

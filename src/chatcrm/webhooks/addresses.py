@@ -8,9 +8,11 @@ unless `CHATCRM_WEBHOOK_ALLOW_PRIVATE=1`. IPv6 forms that carry an IPv4 address
 
 Two moments use these rules:
 - create and update (`refused_reason`): a literal address is judged as it is; a name is
-  resolved (at most `RESOLVE_TIMEOUT` seconds) and every address it gives is judged. A name
-  that does not resolve, or not in time, is ACCEPTED: receivers that are not yet in DNS,
-  and servers without a resolver, exist; the send-time check fails the attempt instead.
+  resolved (at most `RESOLVE_TIMEOUT` seconds, on threads of its own: `resolve_apart`) and
+  every address it gives is judged. A name that does not resolve, or not in time, is
+  ACCEPTED: receivers that are not yet in DNS, and servers without a resolver, exist; the
+  send-time check fails the attempt instead. `localhost` and names under `.localhost` are
+  loopback whatever a resolver says (RFC 6761), and refused even then.
 - each send (`refused_reason(..., at_send=True)`, or `check_at_send`): the same, but a name
   that does not resolve is a reason to fail the attempt, so that DNS pointed at an internal
   address after the webhook was saved is caught.
@@ -23,8 +25,10 @@ slips through as a "name".
 from __future__ import annotations
 
 import asyncio
+import functools
 import socket
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
 from urllib.parse import urlsplit
 
@@ -146,8 +150,27 @@ async def resolve(host: str) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
+# Create and update resolve on threads of their own. The event loop's resolver threads
+# (libuv's four, under uvloop) are shared with the senders' checks before each attempt:
+# many at once to names slow to fail took them all, and a create's lookup of `localhost`
+# waiting behind them ran out of time and was accepted as a name that does not resolve.
+_APART = ThreadPoolExecutor(max_workers=4, thread_name_prefix="chatcrm-address-check")
+
+
+async def resolve_apart(host: str) -> list[str]:
+    """`resolve`, on the threads of create and update only."""
+    loop = asyncio.get_running_loop()
+    lookup = functools.partial(socket.getaddrinfo, host, None, type=socket.SOCK_STREAM)
+    infos = await asyncio.wait_for(loop.run_in_executor(_APART, lookup), RESOLVE_TIMEOUT)
+    return [str(info[4][0]) for info in infos]
+
+
+def _loopback_name(host: str) -> bool:
+    return host == "localhost" or host.endswith(".localhost")
+
+
 async def refused_reason(
-    url: str, *, allow_private: bool, at_send: bool = False, resolver: Resolver = resolve
+    url: str, *, allow_private: bool, at_send: bool = False, resolver: Resolver | None = None
 ) -> str | None:
     """Why a webhook may not send to `url` (a phrase, e.g. "localhost resolves to
     127.0.0.1, a loopback address"), or None when it may. `at_send`: a host that does not
@@ -162,8 +185,10 @@ async def refused_reason(
         kind = kind_of(literal)
         return None if kind is None else f"{host} is {_a(kind)} address"
     try:
-        found = await resolver(host)
+        found = await (resolver or (resolve if at_send else resolve_apart))(host)
     except (OSError, TimeoutError, UnicodeError):
+        if _loopback_name(host):
+            return f"{host} is a loopback name"
         return f"{host} does not resolve" if at_send else None
     if not found and at_send:
         return f"{host} does not resolve"
