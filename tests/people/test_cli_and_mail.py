@@ -32,6 +32,30 @@ def _cli(url: str, *args: str) -> Any:
     return json.loads(done.stdout)
 
 
+@pytest.mark.not_on_citus
+def test_a_refused_invitation_or_key_names_the_option_at_fault(
+    database_url: str, owner_api: Api
+) -> None:
+    """Section 6: one line saying what is wrong and what to do, in the command line's
+    words (its options), not the API's field names."""
+    account = owner_api.account.account_id
+    cases = [
+        (
+            ["users", "create", "--email", unique_email(), "--name", "A", "--role", "agent"],
+            "chatcrm: error: --workspace: agents and viewers need at least one workspace",
+        ),
+        (
+            ["users", "create", "--email", "nope", "--name", " ", "--role", "admin"],
+            "chatcrm: error: --email: must be a valid email address; --name: must not be empty",
+        ),
+        (["keys", "create", "--name", "", "--json"], "chatcrm: error: --name: "),
+    ]
+    for args, line in cases:
+        done = run_cli(*args, "--account", account, "--database-url", database_url)
+        assert done.returncode == 1, done
+        assert done.stderr.startswith(line) and done.stderr.count("\n") == 1, done.stderr
+
+
 # The CLI's statements are the API's (people/users.py, people/keys.py), which the Citus
 # tier runs; its own processes are what this test adds, on SQLite and PostgreSQL.
 @pytest.mark.not_on_citus

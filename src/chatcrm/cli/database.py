@@ -7,7 +7,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -33,6 +33,16 @@ database_url_option = click.option(
 
 class CommandError(Exception):
     """A failure to report as one line on stderr."""
+
+    @classmethod
+    def refused(cls, exc: Any, options: Mapping[str, str]) -> CommandError:
+        """A service's refusal (a ServiceError) worded for the command line: each field's
+        message after the option that gave the field (`options`: wire name → option),
+        else the refusal's own message."""
+        errors = getattr(exc, "errors", None) or []
+        if not errors:
+            return cls(exc.message)
+        return cls("; ".join(f"{options.get(e.field, e.field)}: {e.message}" for e in errors))
 
 
 def fail(message: str) -> NoReturn:

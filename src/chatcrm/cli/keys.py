@@ -10,6 +10,14 @@ from chatcrm.cli.database import CommandError, database_url_option, fail, print_
 from chatcrm.cli.tables import json_array_option, print_list
 from chatcrm.db.database import Connection
 
+# The option of `keys create` that gives each field of the key.
+_KEY_OPTIONS = {
+    "name": "--name",
+    "scopes": "--scopes",
+    "workspaceIds": "--workspace",
+    "expiresAt": "--expires",
+}
+
 
 @click.group()
 def keys() -> None:
@@ -103,8 +111,7 @@ async def _scoped_key(
     try:
         key_id, raw = await scoped.create(conn, Principal(key_id="", account_id=account_id), body)
     except ServiceError as exc:
-        detail = "; ".join(f"{e.field} {e.message}" for e in exc.errors or [])
-        raise CommandError(f"{exc.message}{': ' + detail if detail else ''}") from exc
+        raise CommandError.refused(exc, _KEY_OPTIONS) from exc
     if rate_limit is not None:
         await auth_repo.set_rate_limit(conn, key_id, rate_limit)
     return key_id, raw

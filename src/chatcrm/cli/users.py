@@ -20,6 +20,14 @@ from chatcrm.db.database import Connection
 
 ROLES = ("owner", "admin", "agent", "viewer")
 
+# The option of `users create` that gives each field of the invitation.
+_USER_OPTIONS = {
+    "email": "--email",
+    "name": "--name",
+    "role": "--role",
+    "workspaceIds": "--workspace",
+}
+
 
 @click.group()
 def users() -> None:
@@ -65,8 +73,7 @@ def users_create(
         try:
             invited = await people.invite(conn, None, account_id, body)
         except ServiceError as exc:
-            detail = "; ".join(f"{e.field} {e.message}" for e in exc.errors or [])
-            raise CommandError(f"{exc.message}{': ' + detail if detail else ''}") from exc
+            raise CommandError.refused(exc, _USER_OPTIONS) from exc
         row = invited.row
         await audit.note_command(conn, account_id, "user.invited", row["id"])
         link = links.link(settings.base_url, links.INVITE, invited.token)
