@@ -218,7 +218,7 @@ def test_a_key_limited_to_workspaces_names_no_other(owner_api: Api) -> None:
     limited = _key(owner_api, "keys:manage", "contacts:read", workspaceIds=[owner_api.ws])
     refused = owner_api.post(
         "/api/key",
-        json={"name": "c", "scopes": ["*"], "workspaceIds": [second]},
+        json={"name": "c", "scopes": ["contacts:read"], "workspaceIds": [second]},
         workspace=None,
         auth=limited,
     )

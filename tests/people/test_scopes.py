@@ -126,11 +126,22 @@ def test_a_key_never_grants_more_than_its_creator(owner_api: Api) -> None:
         "/api/key", json={"name": "k", "scopes": ["contacts:delete"]}, workspace=None, auth=limited
     )
     assert more.status_code == 403 and more.json()["data"] == {"required": "contacts:delete"}
+    # ["*"] is every scope: one the creator lacks is refused (J.5), not narrowed unasked.
     every = owner_api.post(
         "/api/key", json={"name": "k", "scopes": ["*"]}, workspace=None, auth=limited
     )
-    key = ok_data(every)["key"]
-    assert sorted(key["scopes"]) == ["contacts:read", "keys:manage"]
+    assert every.status_code == 403 and every.json()["errorCode"] == "PERMISSION_DENIED"
+    assert every.json()["data"] == {"required": "opportunities:read"}
+    assert "'*' (every scope)" in every.json()["message"]
+    key = ok_data(
+        owner_api.post(
+            "/api/key",
+            json={"name": "k", "scopes": ["contacts:read", "keys:manage"]},
+            workspace=None,
+            auth=limited,
+        )
+    )["key"]
+    assert key["scopes"] == ["contacts:read", "keys:manage"]
     assert key["createdBy"] is not None
 
 

@@ -81,11 +81,15 @@ async def create(conn: Connection, creator: Principal, body: dict[str, Any]) -> 
         given.errors.append(FieldError("expiresAt", "must be in the future"))
     require_valid(given.errors)
     assert wanted is not None
-    # Never more than the creator holds: each scope, and the workspaces.
-    granted = sorted(creator.scopes, key=scopes.ALL.index) if wanted == [scopes.EVERY] else wanted
+    # Never more than the creator holds: each scope (["*"] is every one: J.5's 403 for a
+    # creator lacking any), and the workspaces.
+    granted = list(scopes.ALL) if wanted == [scopes.EVERY] else wanted
     for scope in granted:
         if scope not in creator.scopes:
-            raise PermissionDenied(scope, f"A key cannot grant '{scope}': its creator lacks it.")
+            what = "'*' (every scope)" if wanted == [scopes.EVERY] else f"'{scope}'"
+            raise PermissionDenied(
+                scope, f"A key cannot grant {what}: its creator lacks '{scope}'."
+            )
     limited: list[str] | None = clean.get("workspaceIds")
     if limited is not None:
         every = set(await account_workspaces(conn, creator.account_id))
@@ -109,10 +113,7 @@ async def create(conn: Connection, creator: Principal, body: dict[str, Any]) -> 
         secret_hash=secret_hash,
         now=utcnow(),
         name=clean["name"],
-        # ["*"] stays ["*"] when its creator holds every scope (an account key, an owner).
-        scopes=orjson.dumps(
-            wanted if wanted == [scopes.EVERY] and set(granted) == set(scopes.ALL) else granted
-        ).decode(),
+        scopes=orjson.dumps(wanted).decode(),
         workspace_ids=None if limited is None else orjson.dumps(limited).decode(),
         expires_at=expires,
         created_by=creator.key_id or None,
