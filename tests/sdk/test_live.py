@@ -3,6 +3,7 @@ records, pages, searches, errors, conditional updates, events and workspaces."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from datetime import UTC, datetime
@@ -134,6 +135,12 @@ def test_opportunities_keep_money_exact(
     wire = raw(sdk_server, account, f"/api/opportunity/{created.id}")["data"][0]
     assert got.to_dict() == wire and list(got.to_dict()) == list(wire)
     assert [o.id for o in client.opportunities.list()] == [created.id]
+
+    # An amount a float would change (16 significant digits) stays exact in to_dict(),
+    # where every other number is as json.loads gives it (a float json.dumps takes).
+    big = client.opportunities.update(created.id, amount="622051690711.6507")
+    assert big.to_dict()["amount"] == Decimal("622051690711.6507")
+    assert json.loads(json.dumps(got.to_dict())) == wire
 
     client.opportunities.delete(created.id)
     with pytest.raises(NotFound) as missing:

@@ -7,6 +7,7 @@ import base64
 import os
 import time
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -47,6 +48,12 @@ def test_what_the_reference_library_signs_is_accepted() -> None:
         signed(other, BODY)["Webhook-Signature"] + " " + headers["Webhook-Signature"]
     )
     assert verify_webhook(SECRET, rotated, BODY)["id"] == "evt_1"
+
+
+def test_money_a_float_would_change_stays_exact() -> None:
+    body = b'{"id":"evt_1","type":"opportunity.created","data":{"amount":622051690711.6507}}'
+    event = verify_webhook(SECRET, signed(SECRET, body), body)
+    assert event["data"]["amount"] == Decimal("622051690711.6507")
 
 
 @pytest.mark.parametrize(

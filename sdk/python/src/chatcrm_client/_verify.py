@@ -10,12 +10,12 @@ import base64
 import binascii
 import hashlib
 import hmac
-import json
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from chatcrm_client._errors import WebhookVerificationError
+from chatcrm_client._wire import loads, plain
 
 SECRET_PREFIX = "whsec_"
 
@@ -60,7 +60,9 @@ def _event(raw: bytes) -> dict[str, Any]:
     """The signed body as an event; one that is not a JSON object is refused the same way
     as a bad signature (a receiver catches one exception)."""
     try:
-        event = json.loads(raw)
+        # Numbers as the records' `to_dict()` gives them (_wire.plain): money a float would
+        # change stays exact.
+        event = plain(loads(raw))
     except ValueError:  # not JSON, or not UTF-8
         raise WebhookVerificationError("the body is not a JSON object") from None
     if not isinstance(event, dict):

@@ -15,14 +15,18 @@ def loads(body: bytes | str) -> Any:
 
 
 def plain(value: Any) -> Any:
-    """A parsed value as `json.loads` would have given it (Decimal → float), copied, so the
-    caller may change it without changing the record."""
+    """A parsed value as `json.loads` would have given it, copied, so that the caller may
+    change it without changing the record: a fractional number is a float when the float
+    is that very number (every amount of up to 15 significant digits), so `json.dumps`
+    takes it and it compares equal to `json.loads`'s; one a float would change (money of
+    16 or 17 digits, `622051690711.6507`) stays the exact Decimal."""
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [plain(v) for v in value]
     if isinstance(value, Decimal):
-        return float(value)
+        as_float = float(value)
+        return as_float if Decimal(repr(as_float)) == value else value
     return value
 
 
