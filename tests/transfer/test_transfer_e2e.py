@@ -338,12 +338,16 @@ def test_feedback_on_stderr_duplicates_and_header_case(
         ["Luis", "LUIS@example.com", ""],  # line 4
         *[[f"Bad {i}", "not-an-email", ""] for i in range(6)],  # lines 5 to 10
         ["Luis last", "luis@example.com", ""],  # line 11: the same email as line 4
-        ["Ana last", "", "51 987 654 321"],  # line 12
+        ["Ana later", "", "51 987 654 321"],  # line 12
+        # The same number as the server reads it (contract N): an international prefix,
+        # a trunk after the country code.
+        ["Ana via 00", "", "0051 987 654 321"],  # line 13
+        ["Ana last", "", "51 (0) 987654321"],  # line 14
     ]
     sample = write_csv(tmp_path / "people.csv", rows)
     run = ws.cli("import", "contacts", str(sample))
     assert run.exit_code == 1, run.output
-    assert summary(run) == "created 2, updated 3, unchanged 0, failed 6"
+    assert summary(run) == "created 2, updated 5, unchanged 0, failed 6"
     errors = [line for line in run.stderr.splitlines() if line.startswith("chatcrm: line ")]
     assert [line.split(":")[1] for line in errors] == [
         " line 5",
@@ -355,7 +359,7 @@ def test_feedback_on_stderr_duplicates_and_header_case(
     assert all("email: " in line for line in errors)
     assert "chatcrm: 6 rows failed (the first 5 above); --rejects FILE" in run.stderr
     assert (
-        "chatcrm: warning: lines 2, 3 and 12 match the same contact (phone 51987654321): "
+        "chatcrm: warning: lines 2, 3, 12, 13 and 14 match the same contact (phone 51987654321): "
         "they are applied in order, the last one wins"
     ) in run.stderr
     assert "chatcrm: warning: lines 4 and 11 match the same contact (email luis@example.com)" in (

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from chatcrm.core.phone import PhoneError, normalize_phone
 from chatcrm.transfer.bodies import BodyBuilder
 from chatcrm.transfer.columns import CONTACT_AFTER_CREATE
 from chatcrm.transfer.csv_source import Row
@@ -28,6 +29,7 @@ def import_contacts(
     remote: Remote,
     *,
     match_by: str,
+    country: str | None = None,
     dry_run: bool,
     tally: Tally,
     rejects: Rejects,
@@ -36,7 +38,7 @@ def import_contacts(
     """One batch in flight while the next is read: the server's time and the reading
     overlap, and batches still apply in file order (a later row sees an earlier one)."""
     in_flight: tuple[Pending, Future[Answer]] | None = None
-    same = SameContact(match_by)
+    same = SameContact(match_by, country)
     with ThreadPoolExecutor(1) as sender:
         for batch in _batches(rows, builder, same):
             sent = sender.submit(_send, batch, remote, match_by=match_by, dry_run=dry_run)
@@ -53,17 +55,26 @@ SHOWN_SAME_CONTACT = 5
 
 
 class SameContact:
-    """Which rows would match the same contact: the same phone (its digits) or email
-    (case-insensitive), as `--match` picks it. The server applies them in file order, so
-    the last one wins; worth a warning, since it is usually a mistake. Keeps one entry per
-    key seen (a few dozen bytes a row)."""
+    """Which rows would match the same contact: the same phone (as the server reads it:
+    `+51 987…`, `0051987…` and `51 (0) 987…` are one number, bare digits read in the
+    workspace's `country`) or email (case-insensitive), as `--match` picks it. The server
+    applies them in file order, so the last one wins; worth a warning, since it is usually
+    a mistake. Keeps one entry per key seen (a few dozen bytes a row)."""
 
-    def __init__(self, match_by: str) -> None:
+    def __init__(self, match_by: str, country: str | None = None) -> None:
         self.match_by = match_by
+        self.country = country
         self.lines: dict[tuple[str, str], int | list[int]] = {}
 
+    def _phone(self, value: Any) -> str:
+        text = str(value or "")
+        try:
+            return normalize_phone(text, country=self.country) if text else ""
+        except PhoneError:  # the server refuses the row: its digits, as a key of its own
+            return "".join(ch for ch in text if ch.isdigit())
+
     def key(self, body: dict[str, Any]) -> tuple[str, str] | None:
-        phone = "".join(ch for ch in str(body.get("internalWhatsappNumber") or "") if ch.isdigit())
+        phone = self._phone(body.get("internalWhatsappNumber"))
         email = str(body.get("email") or "").strip().casefold()
         if self.match_by in ("auto", "phone") and phone:
             return ("phone", phone)

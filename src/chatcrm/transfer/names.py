@@ -76,6 +76,8 @@ class WorkspaceNames:
         self.agents = Lookup("agent", workspace["agents"], "email")
         self.segmentations = Lookup("segmentation", workspace["segmentations"], "name")
         self.tags = Lookup("tag", workspace["tags"], "name")
+        # Bare digits are read in it, as the server reads them (contract N).
+        self.default_country: str | None = workspace.get("defaultCountry")
 
     def tag_ids(self, names: list[str], *, maker: TagMaker | None, dry_run: bool) -> list[str]:
         """The ids of the tags named. An unknown one fails the row, unless `maker` is given

@@ -79,6 +79,7 @@ def run_import(
                         builder,
                         remote,
                         match_by=match_by,
+                        country=names.default_country,
                         dry_run=dry_run,
                         tally=tally,
                         rejects=rejects,
