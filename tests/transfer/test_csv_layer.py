@@ -285,3 +285,24 @@ def test_a_rejected_row_keeps_its_error_under_its_heading(tmp_path: Path) -> Non
         header, row = list(csv.reader(handle))
     assert header == ["name", "email", "lastMessage", "error"]
     assert row == ["Extra", "extra@example.com", "hi", "line 2: too many cells", "toomany"]
+
+
+def test_nameless_columns_at_the_end_are_a_spreadsheet_s_and_left_out() -> None:
+    """`name,email,,` (cells touched past the data, as Excel and LibreOffice write them):
+    the nameless columns at the end are left out, and a row's cells under them count as
+    extra cells, refused only when one holds something. One before a named column is
+    refused, naming the known columns."""
+    names = WorkspaceNames(WORKSPACE)
+    read = CONTACT_COLUMNS.read_header(["name", "email", "", " "])
+    assert [c.name if c else None for c in read] == ["name", "email"]
+    builder = BodyBuilder(read, names, stages=names.contact_stages)
+    from chatcrm.transfer.csv_source import Row
+
+    assert builder.body(Row(2, ["Ana", "ana@example.com", "", ""])) == {
+        "name": "Ana",
+        "email": "ana@example.com",
+    }
+    with pytest.raises(RowError, match="the row has 4 cells, the header 2"):
+        builder.body(Row(3, ["Bo", "bo@example.com", "", "lost data"]))
+    with pytest.raises(BadInput, match="the header has an empty column name"):
+        CONTACT_COLUMNS.read_header(["name", "", "email"])

@@ -78,9 +78,15 @@ class RecordColumns:
         sent."""
         if not header or all(not name.strip() for name in header):
             raise BadInput("the file has no header row")
+        # Nameless columns at the end are a spreadsheet's cells touched past the data
+        # (`name,email,,`): left out, their cells then read as a row's extra ones (refused
+        # only when one holds something). A nameless column before a named one is refused.
+        named = list(header)
+        while not named[-1].strip():
+            named.pop()
         out: list[Column | None] = []
         filled: dict[str, str] = {}
-        for raw in header:
+        for raw in named:
             name = raw.strip()
             column = self.column(name)
             if column is None:
