@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from sqlalchemy.engine import make_url
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from chatcrm import __version__, logs
@@ -17,6 +19,7 @@ from chatcrm.api.gate import GateMiddleware
 from chatcrm.api.home import router as home_router
 from chatcrm.api.idempotency import IdempotencyMiddleware, purge_forever
 from chatcrm.api.middleware import DirectDispatch, RequestContextMiddleware
+from chatcrm.api.node_buckets import NodeRateLimiter, buckets_file
 from chatcrm.api.ratelimit import Limiter, RateLimiter, SharedRateLimiter
 from chatcrm.api.routing import Dispatch, api_routes
 from chatcrm.auth.repository import KEYS_CHANNEL
@@ -46,6 +49,8 @@ from chatcrm.people.user_routes import routes as user_routes
 from chatcrm.webhooks.router import routes as webhook_routes
 from chatcrm.webhooks.running import RunningDispatcher
 from chatcrm.workspaces.router import routes as workspace_routes
+
+log = logging.getLogger("chatcrm")
 
 # The route table, in the order routes match (a path's fixed forms before its templates).
 ROUTES = (
@@ -108,15 +113,29 @@ class ServiceApp(FastAPI):
         return app
 
 
+def _limiter(settings: Settings) -> Limiter:
+    """PostgreSQL: one budget per key in the database, whichever process or node answers.
+    SQLite (one node): one process's buckets in its memory; several processes' in a file
+    they share (api/node_buckets.py), or, when it cannot be opened, 1/N of every limit in
+    each of the N."""
+    if backend_name(settings.database_url) == "postgresql":
+        return SharedRateLimiter()
+    if settings.workers == 1:
+        return RateLimiter()
+    path = buckets_file(make_url(settings.database_url).database or "")
+    try:
+        return NodeRateLimiter(path)
+    except OSError as exc:
+        log.warning(
+            "rate buckets file unusable: each worker keeps 1/N of every limit",
+            extra={"path": str(path), "error": exc.strerror or type(exc).__name__},
+        )
+        return RateLimiter(share=1.0 / settings.workers)
+
+
 def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True) -> FastAPI:
     settings = settings or Settings()
-    # PostgreSQL: one budget per key in the database, whichever process or node answers.
-    # SQLite (one node): with N worker processes each enforces 1/N of every rate limit.
-    limiter: Limiter = (
-        SharedRateLimiter()
-        if backend_name(settings.database_url) == "postgresql"
-        else RateLimiter(share=1.0 / settings.workers)
-    )
+    limiter = _limiter(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

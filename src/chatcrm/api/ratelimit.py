@@ -151,7 +151,19 @@ class _Lease:
         return Decision.of(allowed=True, tokens=tokens, capacity=self.capacity, rate=self.rate)
 
 
-class RateLimiter:
+class LocalLimiter:
+    """A limiter that decides without the database: `take` is `take_here`."""
+
+    async def take(
+        self, conn: Connection, key_id: str, *, rate: float, burst: float
+    ) -> Decision | None:
+        return self.take_here(key_id, rate=rate, burst=burst)
+
+    def take_here(self, key_id: str, *, rate: float, burst: float) -> Decision | None:
+        raise NotImplementedError
+
+
+class RateLimiter(LocalLimiter):
     """Buckets in this process, enforcing `share` of every limit (SQLite: one node)."""
 
     MAX_BUCKETS = 100_000
@@ -160,11 +172,6 @@ class RateLimiter:
         # Fraction of each limit this process enforces (1/N with N worker processes).
         self.share = share
         self._buckets: dict[str, tuple[float, float]] = {}
-
-    async def take(
-        self, conn: Connection, key_id: str, *, rate: float, burst: float
-    ) -> Decision | None:
-        return self.take_here(key_id, rate=rate, burst=burst)
 
     def take_here(self, key_id: str, *, rate: float, burst: float) -> Decision | None:
         if rate <= 0:
