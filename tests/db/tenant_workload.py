@@ -26,7 +26,7 @@ from tests.client import Api, ok_data, unique_email, unique_phone
 # sender of the test's background round posts to {GRAPH}/{PHONE_NUMBER_ID}/messages.
 GRAPH = "/graph"
 PHONE_NUMBER_ID = "106540352242922"
-APP_SECRET = "the workload's app secret"
+APP_SECRET = "the-workload-app-secret"
 
 
 @dataclass
