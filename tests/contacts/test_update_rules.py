@@ -360,6 +360,26 @@ def test_variables_merge_by_name(api: Api) -> None:
     assert full(api, contact["id"])["variables"] == result["variables"]
 
 
+def test_variable_numbers_come_back_as_written(api: Api) -> None:
+    """docs/api.md 3.4: numbers are kept as sent, exponent and trailing zeros included,
+    through a create, a merge with other variables, and a read (the raw text compared)."""
+    written = '[{"name":"a","value":1e2},{"name":"b","value":12E+1},{"name":"c","value":1.50},'
+    written += '{"name":"d","value":-0.0},{"name":"e","value":1.5e-3}]'
+    body = f'{{"name":"Ana","email":"{unique_email()}","variables":{written}}}'
+    created = api.post("/api/contact", content=body)
+    assert f'"variables":{written}' in created.text
+    contact_id = ok_data(created)["id"]
+    more = '{"paramToUpdate":"variables","variables":[{"name":"f","value":2.5E3}]}'
+    changed = api.put(
+        "/api/contact", content=more, params={"id": contact_id, "workspaceId": api.ws}
+    )
+    expected = written[:-1] + ',{"name":"f","value":2.5E3}]'
+    assert f'"variables":{expected}' in changed.text
+    email = ok_data(created)["contact"]["email"]
+    page = api.get("/api/contact", params={"shape": "full", "q": email})
+    assert f'"variables":{expected}' in page.text
+
+
 @pytest.mark.parametrize(
     "value",
     [

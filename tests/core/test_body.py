@@ -38,8 +38,11 @@ def test_numbers_with_a_fraction_or_exponent_are_exact_decimals() -> None:
         "d": Decimal("2500.75"),
         "e": Decimal("0"),
     }
-    assert all(type(v) is Decimal for v in value.values())
+    assert all(isinstance(v, Decimal) for v in value.values())
     assert str(value["d"]) == "2500.7500"  # the text as sent, not a float's approximation
+    # and each remembers its spelling, for the values given back as sent (variables)
+    assert [v.text for v in value.values()] == ["1.5", "0.1", "1e2", "2500.7500", "-0.0"]
+    assert type(value["c"] + 1) is Decimal  # arithmetic (money's normalising) drops it
 
 
 def test_long_decimals_keep_every_digit() -> None:

@@ -306,10 +306,16 @@ def test_a_create_s_lookup_does_not_wait_behind_the_senders() -> None:
     assert reason is not None and reason.startswith("localhost resolves to "), reason
 
 
-@pytest.mark.parametrize("host", ["localhost", "api.localhost"])
+@pytest.mark.parametrize("host", ["localhost", "api.localhost", "localhost.", "api.localhost."])
 def test_a_loopback_name_is_refused_even_when_no_resolver_answers(host: str) -> None:
     async def silent(name: str) -> list[str]:
         raise TimeoutError
 
-    reason = asyncio.run(refused_reason(f"http://{host}:9/", allow_private=False, resolver=silent))
-    assert reason == f"{host} is a loopback name"
+    async def public(name: str) -> list[str]:
+        return ["93.184.216.34"]
+
+    for resolver in (silent, public):
+        reason = asyncio.run(
+            refused_reason(f"http://{host}:9/", allow_private=False, resolver=resolver)
+        )
+        assert reason == f"{host} is a loopback name", resolver

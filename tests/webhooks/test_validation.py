@@ -84,6 +84,8 @@ def test_a_url_of_2000_characters_is_accepted(api: Api) -> None:
         "http://127.0.0.1:8080/hooks",
         "http://localhost:8080/hooks",  # resolved (hosts file): 127.0.0.1 / ::1
         "http://LOCALHOST/",
+        "http://localhost./hook",  # the same name, fully qualified
+        "http://api.localhost./hook",
         "http://2130706433/",
         "http://0x7f.1/",
         "http://0177.0.0.1/",

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import Decimal
 from typing import Any
 
 from starlette.requests import Request
 
 from chatcrm.core.errors import BadRequest, UnsupportedMediaType
+from chatcrm.core.jsontext import JsonNumber
 
 _SUSPECT_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
 
@@ -64,7 +64,8 @@ def _check_strings(value: Any) -> None:
 
 
 def parse_json(raw: bytes) -> Any:
-    """Parse a body; numbers with a fraction or exponent become Decimal (money stays exact)."""
+    """Parse a body; numbers with a fraction or exponent become Decimals that remember how
+    they were written (money stays exact, a variable comes back as sent)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -72,7 +73,7 @@ def parse_json(raw: bytes) -> Any:
     text = text.removeprefix("\ufeff")
     try:
         value = json.loads(
-            text, parse_float=Decimal, parse_int=_parse_int, parse_constant=_reject_constant
+            text, parse_float=JsonNumber, parse_int=_parse_int, parse_constant=_reject_constant
         )
     except RecursionError as exc:
         raise BadRequest("The JSON body is nested too deeply.") from exc

@@ -9,9 +9,25 @@ from typing import Any
 import orjson
 
 
+class JsonNumber(Decimal):
+    """A number with a fraction or an exponent, as a client wrote it: `1e2` stays `1e2`,
+    `1.50` stays `1.50` where the value is given back as sent (a contact's variables).
+    Arithmetic on it gives plain Decimals, so money, which is normalised, never keeps it."""
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, text: str) -> JsonNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
 def _exact(value: object) -> Any:
     # Decimals (money, variable values) are written exactly as they are, digits and
-    # exponent, never rounded through a float.
+    # exponent, never rounded through a float; a number read from JSON as it was written.
+    if isinstance(value, JsonNumber):
+        return orjson.Fragment(value.text.encode())
     if isinstance(value, Decimal) and value.is_finite():
         return orjson.Fragment(str(value).encode())
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
@@ -37,5 +53,6 @@ def aggregated(text: str | None) -> list[Any]:
 
 
 def load_exact(text: str) -> Any:
-    """Parse stored JSON keeping every number exact (for read-modify-write of variables)."""
-    return json.loads(text, parse_float=Decimal)
+    """Parse stored JSON keeping every number exact, as written (for read-modify-write of
+    variables)."""
+    return json.loads(text, parse_float=JsonNumber)

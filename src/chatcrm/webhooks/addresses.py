@@ -166,7 +166,10 @@ async def resolve_apart(host: str) -> list[str]:
 
 
 def _loopback_name(host: str) -> bool:
-    return host == "localhost" or host.endswith(".localhost")
+    # `localhost.` is the same name written fully qualified (RFC 6761 reserves the whole
+    # `.localhost` domain for loopback).
+    name = host.rstrip(".").lower()
+    return name == "localhost" or name.endswith(".localhost")
 
 
 async def refused_reason(
@@ -200,6 +203,8 @@ async def refused_reason(
         kind = kind_of(address)
         if kind is not None:
             return f"{host} resolves to {text}, {_a(kind)} address"
+    if _loopback_name(host):  # whatever a resolver made of it
+        return f"{host} is a loopback name"
     return None
 
 
