@@ -223,3 +223,16 @@ def test_a_key_limited_to_workspaces_names_no_other(owner_api: Api) -> None:
         auth=limited,
     )
     error(refused, 403, "FORBIDDEN")
+
+
+def test_a_key_limited_to_workspaces_creates_none(owner_api: Api) -> None:
+    """Every workspace a limited key names must be in its list; a new one could not be:
+    403 FORBIDDEN, and no workspace made."""
+    limited = _key(owner_api, "*", workspaceIds=[owner_api.ws])
+    before = ok_data(owner_api.get("/api/workspace", workspace=None))["data"]
+    refused = owner_api.post("/api/workspace", json={"name": "Three"}, workspace=None, auth=limited)
+    error(refused, 403, "FORBIDDEN")
+    assert ok_data(owner_api.get("/api/workspace", workspace=None))["data"] == before
+    everywhere = _key(owner_api, "*")
+    made = owner_api.post("/api/workspace", json={"name": "Three"}, workspace=None, auth=everywhere)
+    assert ok_data(made)["name"] == "Three"

@@ -13,6 +13,7 @@ from chatcrm.api.openapi import component
 from chatcrm.api.parameters import IDEMPOTENCY_KEY, WORKSPACE_HEADER
 from chatcrm.api.routing import Endpoint, Routes
 from chatcrm.core import messages as m
+from chatcrm.core.errors import Forbidden
 from chatcrm.db.schema import agents, segmentations, stages, tags
 from chatcrm.records.fields import FULL, FieldTable
 from chatcrm.records.schemas import create_body_schema, shape_schema, update_body_schema
@@ -100,9 +101,13 @@ async def list_workspaces(call: Call) -> Response:
     answer=VIEW,
     params=(WORKSPACE_HEADER, IDEMPOTENCY_KEY),
     body=create_body_schema(WORKSPACE),
-    errors=(422,),
+    errors=(403, 422),
 )
 async def create_workspace(call: Call) -> Response:
+    if call.principal.workspace_ids is not None:
+        # A key limited to some workspaces (J.5) would make one outside its own list: one
+        # it could not use, in an account it reaches only in part.
+        raise Forbidden("This API key is limited to some workspaces: it cannot create a workspace.")
     body = await call.read_body()
     if call.header("x-workspace-id") or body.get("workspaceId") not in (None, ""):
         # Not needed here (the new workspace belongs to the key's account), but a workspace
