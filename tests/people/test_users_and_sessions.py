@@ -812,3 +812,23 @@ def test_the_audit_log_pages_with_tokens_only_it_made(owner_api: Api, database_u
     refused(contacts["continuationToken"])  # another list's
     other = Api(owner_api.http, new_account(database_url, "Another account"))
     refused(token, other)  # another account's log
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("PUT", "/api/me/password"),
+        ("POST", "/api/me/2fa"),
+        ("POST", "/api/me/2fa/enable"),
+        ("DELETE", "/api/me/2fa"),
+        ("GET", "/api/session/list"),
+    ],
+)
+def test_a_key_is_told_these_need_a_user_whatever_its_body(
+    owner_api: Api, method: str, path: str
+) -> None:
+    """A user's own routes answer a key 401 before they read the body: a body that would
+    be refused (none, or an empty object) changes nothing of that."""
+    for body in (None, {}):
+        answer = owner_api.request(method, path, json=body, workspace=None)
+        assert error(answer, 401, "UNAUTHORIZED")["data"] is None, (path, body)

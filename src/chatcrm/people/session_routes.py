@@ -215,6 +215,7 @@ async def _me(call: Call) -> Row:
     errors=(422, 429),
 )
 async def change_password(call: Call) -> Response:
+    need_user(call)  # who may ask comes before what is asked (401 before a 422)
     given = bodies.create_body(PASSWORD_CHANGE, await call.read_body(), workspace_key=False)
     require_valid(given.errors)
     row = await _me(call)
@@ -239,6 +240,7 @@ async def change_password(call: Call) -> Response:
     errors=(409,),
 )
 async def start_two_factor(call: Call) -> Response:
+    need_user(call)  # who may ask comes before what is asked (401 before a 422)
     bodies.create_body(NO_FIELDS, await call.read_body(required=False), workspace_key=False)
     row = await _me(call)
     data = await two_factor.start(call.conn, row)
@@ -256,6 +258,7 @@ async def start_two_factor(call: Call) -> Response:
     errors=(422,),
 )
 async def enable_two_factor(call: Call) -> Response:
+    need_user(call)  # who may ask comes before what is asked (401 before a 422)
     given = bodies.create_body(CODE, await call.read_body(), workspace_key=False)
     require_valid(given.errors)
     row = await _me(call)
@@ -275,6 +278,7 @@ async def enable_two_factor(call: Call) -> Response:
     errors=(422, 429),
 )
 async def disable_two_factor(call: Call) -> Response:
+    need_user(call)  # who may ask comes before what is asked (401 before a 422)
     given = bodies.create_body(PASSWORD, await call.read_body(), workspace_key=False)
     require_valid(given.errors)
     row = await _me(call)
