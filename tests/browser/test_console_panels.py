@@ -5,9 +5,12 @@ opportunities and history; then an opportunity's panel with Won / Reopen and act
 
 from __future__ import annotations
 
+import json
 import re
+from decimal import Decimal
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Locator, expect
 
@@ -219,4 +222,53 @@ def test_an_opportunitys_panel_wins_reopens_and_records(
     page.get_by_role("dialog", name="Bigger deal").get_by_role("button", name="Close").click()
     expect(page.get_by_role("dialog")).to_have_count(0)
     expect(page).to_have_url(re.compile(r"/console#opportunities$"))
+    assert visit.settle() == []
+
+
+def _amounts(server: str, account: NewAccount, path: str) -> list[Decimal]:
+    """The amounts of an opportunity list, as the API wrote them (no float in between)."""
+    headers = {"Authorization": f"Bearer {account.api_key}", "x-workspace-id": account.workspace_id}
+    answer = httpx.get(server + path, headers=headers, timeout=30)
+    return [o["amount"] for o in json.loads(answer.text, parse_float=Decimal)["data"]["data"]]
+
+
+def test_amounts_keep_every_digit(visit: Visit, server: str, database_url: str) -> None:
+    """Section 0: money is exact. 622051690711.0003 is not a float (it reads as …0002):
+    the card, the column's total, the panel's field, a save and a new record all keep
+    every digit."""
+    account = new_account(database_url)
+    headers = {
+        "Authorization": f"Bearer {account.api_key}",
+        "x-workspace-id": account.workspace_id,
+        "Content-Type": "application/json",
+    }
+    body = '{"name": "Exact deal", "amount": 622051690711.0003}'
+    made = httpx.post(f"{server}/api/opportunity", content=body, headers=headers, timeout=30)
+    deal = made.json()["data"]["id"]
+    panel = _open(visit, account, f"opportunities/{deal}", "Exact deal")
+    expect(panel.get_by_label("Amount")).to_have_value("622051690711.0003")
+    page = visit.page
+    page.keyboard.press("Escape")
+    card = page.get_by_role("article", name=re.compile(r"^Exact deal"))
+    expect(card).to_contain_text("622,051,690,711.0003")
+    expect(page.get_by_label("Total 622,051,690,711.0003")).to_be_visible()
+
+    card.click()
+    panel = page.locator("dialog.panel")
+    panel.get_by_label("Amount").fill("622051690711.6507")
+    panel.get_by_role("button", name="Save").click()
+    expect(panel.get_by_role("status")).to_have_text("Saved.")
+    assert _amounts(server, account, "/api/opportunity") == [Decimal("622051690711.6507")]
+    page.keyboard.press("Escape")
+
+    page.get_by_role("button", name="New opportunity").click()
+    dialog = page.get_by_role("dialog", name="New opportunity")
+    dialog.get_by_label("Name", exact=True).fill("Second exact deal")
+    dialog.get_by_label("Amount").fill("622051690711.0003")
+    dialog.get_by_role("button", name="Create").click()
+    expect(dialog).to_have_count(0)
+    assert _amounts(server, account, "/api/opportunity") == [
+        Decimal("622051690711.0003"),
+        Decimal("622051690711.6507"),
+    ]
     assert visit.settle() == []

@@ -21,6 +21,26 @@ function credentialsOf(session, method, headers) {
   return headers;
 }
 
+// Money (section 0: exact decimals) is kept as the digits the API wrote: a float would
+// change some amounts (622051690711.0003 reads as …0002). JSON.parse's reviver sees each
+// number's source text where the browser gives it (else the number, as before).
+const MONEY_KEYS = new Set(["amount", "finalAmount", "totalAmount"]);
+
+function exactMoney(key, value, context) {
+  if (typeof value === "number" && MONEY_KEYS.has(key) && context && typeof context.source === "string") {
+    return context.source;
+  }
+  return value;
+}
+
+async function envelopeOf(response) {
+  try {
+    return JSON.parse(await response.text(), exactMoney);
+  } catch {
+    return { message: `HTTP ${response.status}` };
+  }
+}
+
 // Options: `query`, `body`, `headers` (sent besides the key and workspace, e.g. If-Match or
 // Idempotency-Key), `withEtag` (answer `{data, etag}`: the record's version, for If-Match),
 // `signal` (an AbortSignal: the events feed's long poll is cut short on sign-out).
@@ -40,7 +60,7 @@ export async function call(session, method, path, { query, body, headers: extra,
     // A key never travels with a cookie; a person's session is the cookie.
     credentials: session.key ? "omit" : "same-origin",
   });
-  const envelope = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
+  const envelope = await envelopeOf(response);
   if (!response.ok || !envelope.success) throw new ApiError(envelope, response.status);
   if (withEtag) return { data: envelope.data, etag: response.headers.get("ETag") };
   return envelope.data;
@@ -73,8 +93,7 @@ export async function bytes(session, path) {
     credentials: session.key ? "omit" : "same-origin",
   });
   if (!response.ok) {
-    const envelope = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
-    throw new ApiError(envelope, response.status);
+    throw new ApiError(await envelopeOf(response), response.status);
   }
   return response.blob();
 }

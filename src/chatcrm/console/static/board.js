@@ -4,7 +4,7 @@
 // box; cards dragged between and within columns are saved with If-Match; the events feed
 // (live.js) brings changes made elsewhere.
 import { ApiError } from "./api.js";
-import { card, money } from "./cards.js";
+import { addMoney, card, money } from "./cards.js";
 import { h } from "./dom.js";
 import { placement } from "./moves.js";
 import { writes } from "./session.js";
@@ -364,8 +364,8 @@ class Board {
         from.count -= 1;
         column.count += 1;
         if (this.kind === "opportunity") {
-          from.total = Number(from.total) - Number(entry.record.amount);
-          column.total = Number(column.total) + Number(entry.record.amount);
+          from.total = addMoney(from.total, entry.record.amount, -1);
+          column.total = addMoney(column.total, entry.record.amount);
         }
         this.showCounts(from);
         this.showCounts(column);

@@ -6,10 +6,32 @@ import { h } from "./dom.js";
 import { formatPhone } from "./words.js";
 
 // Amounts as numbers in the reader's locale, without a currency (the API names none).
+// Formatted from their digits (api.js keeps them as text): Intl formats a string of digits
+// exactly, where a float would change the last decimal of large amounts.
 const MONEY = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 4 });
+const DECIMAL = /^-?\d+(\.\d+)?$/;
 
 export function money(value) {
-  return MONEY.format(Number(value) || 0);
+  const text = String(value ?? "");
+  return MONEY.format(DECIMAL.test(text) ? text : Number(value) || 0);
+}
+
+// Money in ten-thousandths (section 0: at most four decimals), to add and subtract
+// amounts exactly: a column's total when a card moves.
+function units(value) {
+  const text = String(value ?? "0");
+  if (!DECIMAL.test(text)) return BigInt(Math.round((Number(value) || 0) * 10000));
+  const negative = text.startsWith("-");
+  const [whole, fraction = ""] = text.replace("-", "").split(".");
+  const scaled = BigInt(whole + fraction.padEnd(4, "0").slice(0, 4));
+  return negative ? -scaled : scaled;
+}
+
+export function addMoney(a, b, sign = 1) {
+  const sum = units(a) + BigInt(sign) * units(b);
+  const digits = (sum < 0n ? -sum : sum).toString().padStart(5, "0");
+  const fraction = digits.slice(-4).replace(/0+$/, "");
+  return `${sum < 0n ? "-" : ""}${digits.slice(0, -4)}${fraction ? `.${fraction}` : ""}`;
 }
 
 export function fullName(contact) {

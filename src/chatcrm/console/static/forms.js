@@ -45,7 +45,18 @@ export function amountOf(text) {
   const trimmed = text.trim();
   const grouped = /^-?\d{1,3}([,\s\u00a0\u202f]\d{3})+(\.\d+)?$/.test(trimmed);
   const plain = grouped ? trimmed.replace(/[,\s\u00a0\u202f]/g, "") : trimmed;
-  return /^-?\d+(\.\d+)?$/.test(plain) ? Number(plain) : trimmed;
+  return /^-?\d+(\.\d+)?$/.test(plain) ? exactNumber(plain) : trimmed;
+}
+
+// The digits as a JSON number, written as they are (JSON.rawJSON, where the browser has
+// it): a float would change some amounts the API keeps exactly.
+function exactNumber(digits) {
+  try {
+    if (JSON.rawJSON) return JSON.rawJSON(digits);
+  } catch {
+    // not JSON's form of a number (a leading zero): the float below
+  }
+  return Number(digits);
 }
 
 // An amount input with its format as its description (shown under it).
@@ -56,10 +67,15 @@ export function amountInput() {
   return { control, hint };
 }
 
+const AMOUNT = new Intl.NumberFormat(undefined, { maximumFractionDigits: 4 });
+
+// From the amount's digits (api.js keeps them as text), so that nothing is rounded.
 export function formatAmount(value) {
   if (value === null || value === undefined || value === "") return "";
+  const text = String(value);
+  if (/^-?\d+(\.\d+)?$/.test(text)) return AMOUNT.format(text);
   const number = Number(value);
-  return Number.isFinite(number) ? number.toLocaleString(undefined, { maximumFractionDigits: 4 }) : String(value);
+  return Number.isFinite(number) ? AMOUNT.format(number) : text;
 }
 
 // A timestamp for people, the exact value kept in `datetime` (`options`: how
