@@ -254,7 +254,10 @@ def test_a_drop_on_a_stale_card_goes_back_with_the_apis_message(
     account = new_account(database_url)
     first, second = _workspace(server, account)["contactStages"][:2]
     ana = create(server, account, "contact", name="Ana", email="ana@example.com")
-    create(server, account, "contact", name="Bea", email="bea@example.com", stageId=second["id"])
+    bea = create(
+        server, account, "contact", name="Bea", email="bea@example.com", stageId=second["id"]
+    )
+    bea_before = api(server, account, "GET", f"/api/contact/{bea}")["data"][0]
 
     visit.goto("/console")
     sign_in(visit, account)
@@ -269,7 +272,8 @@ def test_a_drop_on_a_stale_card_goes_back_with_the_apis_message(
         route.fallback()
 
     page.route(re.compile(r"/api/contact\?"), changed_elsewhere_first)
-    _drop_at_end(card, other)
+    # Before Bea, at position 0: Bea would move down, but only once Ana is saved.
+    card.drag_to(other.get_by_role("article", name="Bea"), target_position={"x": 20, "y": 3})
     expect(page.get_by_role("alert")).to_contain_text(
         "Someone else changed this contact just before — it is back where it was, with their change"
     )
@@ -285,6 +289,10 @@ def test_a_drop_on_a_stale_card_goes_back_with_the_apis_message(
     expect(page.get_by_role("alert")).to_contain_text("The record has changed")
     stored = api(server, account, "GET", f"/api/contact/{ana}")["data"][0]
     assert stored["stageId"] == first["id"]
+    # Nothing else changed either: Bea kept her place (and version), no event of hers.
+    assert api(server, account, "GET", f"/api/contact/{bea}")["data"][0] == bea_before
+    history = api(server, account, "GET", f"/api/contact/{bea}/history")["events"]
+    assert [e["type"] for e in history] == ["contact.created"]
     assert [f for f in visit.failed if "412" not in f] == []
     visit.failed.clear()  # the 412 was the point
     assert visit.settle() == []

@@ -337,8 +337,9 @@ class Board {
     this.move(entry, column, before); // counts as saving from here on
   }
 
-  // Show the card at its new place at once; save it (and the cards it pushes down); on any
-  // error put it back where it was and say why.
+  // Show the card at its new place at once; save it, then the cards it pushes down. The
+  // card goes first: if it fails (a 412: changed elsewhere), it goes back where it was and
+  // nothing else has changed. Positions may repeat for a moment (the server allows it).
   async move(entry, column, before) {
     const element = entry.element;
     const from = this.columns.get(entry.record.stageId);
@@ -354,9 +355,10 @@ class Board {
     column.list.insertBefore(element, before);
     this.alert.hidden = true;
     this.saving += 1;
+    let saved = false;
     try {
-      for (const shift of plan.shifts) await this.save(neighbours[shift.index], { orderInCards: shift.order });
       await this.save(entry, { stageId: column.stageId, orderInCards: plan.order });
+      saved = true;
       // A column counts its open opportunities only (won and lost ones stay on the
       // board with their badge), as the server counts them.
       const counted = this.kind !== "opportunity" || Number(entry.record.winLossStatus ?? 0) === 0;
@@ -370,10 +372,14 @@ class Board {
         this.showCounts(from);
         this.showCounts(column);
       }
+      for (const shift of plan.shifts) await this.save(neighbours[shift.index], { orderInCards: shift.order });
       element.focus();
     } catch (error) {
-      home.list.insertBefore(element, home.next?.parentNode === home.list ? home.next : null);
+      if (!saved) home.list.insertBefore(element, home.next?.parentNode === home.list ? home.next : null);
       this.failed(error);
+      // The card is saved but a card below it changed elsewhere meanwhile: the board as
+      // the server has it now.
+      if (saved) this.ctx.refresh();
     } finally {
       this.saving -= 1;
       this.flush();
