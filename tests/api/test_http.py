@@ -4,6 +4,7 @@ change data, and no error body may show a stack trace, a driver name or SQL."""
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -431,6 +432,23 @@ def test_non_json_content_type_is_415(
     body = refused(response, 415, "UNSUPPORTED_MEDIA_TYPE")
     assert "application/json" in body["message"]
     assert snapshot(database_url, api.account.account_id) == before
+
+
+@READ_BEFORE_THE_DATABASE
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br"])
+def test_a_compressed_body_is_415(api: Api, target: Target, database_url: str, coding: str) -> None:
+    """Bodies are read as sent: a compressed one is refused for its coding, not as bytes
+    that are not UTF-8 (identity is no coding at all)."""
+    before = snapshot(database_url, api.account.account_id)
+    compressed = gzip.compress(target.body(b'"Changed"'))
+    response = target.send(api, compressed, extra={"Content-Encoding": coding.upper()})
+    body = refused(response, 415, "UNSUPPORTED_MEDIA_TYPE")
+    assert body["message"] == (
+        f"Content-Encoding '{coding}' is not supported; send the body uncompressed."
+    )
+    assert snapshot(database_url, api.account.account_id) == before
+    plain = target.send(api, target.body(b'"Changed"'), extra={"Content-Encoding": "identity"})
+    assert plain.status_code in (200, 409), plain.text
 
 
 def test_body_without_content_type_is_read_as_json(api: Api, target: Target) -> None:

@@ -100,6 +100,13 @@ async def read_json_object(request: Request, *, required: bool = True) -> dict[s
             f"Content-Type {content_type.strip()!r} is not supported; "
             "send application/json (UTF-8)."
         )
+    coding = request.headers.get("content-encoding", "").strip().lower()
+    if coding not in ("", "identity"):
+        # Bodies are read as sent; a compressed one would be refused as bytes that are not
+        # UTF-8, which names the wrong cause (RFC 9110 15.5.16: 415 for a coding).
+        raise UnsupportedMediaType(
+            f"Content-Encoding {coding!r} is not supported; send the body uncompressed."
+        )
     value = parse_json(raw)
     if not isinstance(value, dict):
         raise BadRequest("The request body must be a JSON object.")
