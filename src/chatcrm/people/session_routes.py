@@ -204,6 +204,13 @@ async def _me(call: Call) -> Row:
     return row
 
 
+async def _user_first(call: Call) -> None:
+    """The order of every route: a workspace named must be usable (403), then who may ask
+    (401: these routes need a user), and only then what is asked (the body's 400/422)."""
+    await call.check_header_workspace()
+    need_user(call)
+
+
 @routes.operation(
     "PUT",
     "/api/me/password",
@@ -215,7 +222,7 @@ async def _me(call: Call) -> Row:
     errors=(422, 429),
 )
 async def change_password(call: Call) -> Response:
-    need_user(call)  # who may ask comes before what is asked (401 before a 422)
+    await _user_first(call)
     given = bodies.create_body(PASSWORD_CHANGE, await call.read_body(), workspace_key=False)
     require_valid(given.errors)
     row = await _me(call)
@@ -240,7 +247,7 @@ async def change_password(call: Call) -> Response:
     errors=(409,),
 )
 async def start_two_factor(call: Call) -> Response:
-    need_user(call)  # who may ask comes before what is asked (401 before a 422)
+    await _user_first(call)
     bodies.create_body(NO_FIELDS, await call.read_body(required=False), workspace_key=False)
     row = await _me(call)
     data = await two_factor.start(call.conn, row)
@@ -258,7 +265,7 @@ async def start_two_factor(call: Call) -> Response:
     errors=(422,),
 )
 async def enable_two_factor(call: Call) -> Response:
-    need_user(call)  # who may ask comes before what is asked (401 before a 422)
+    await _user_first(call)
     given = bodies.create_body(CODE, await call.read_body(), workspace_key=False)
     require_valid(given.errors)
     row = await _me(call)
@@ -278,7 +285,7 @@ async def enable_two_factor(call: Call) -> Response:
     errors=(422, 429),
 )
 async def disable_two_factor(call: Call) -> Response:
-    need_user(call)  # who may ask comes before what is asked (401 before a 422)
+    await _user_first(call)
     given = bodies.create_body(PASSWORD, await call.read_body(), workspace_key=False)
     require_valid(given.errors)
     row = await _me(call)
