@@ -217,6 +217,33 @@ def test_the_composer_is_closed_outside_the_window(
     assert visit.settle() == []
 
 
+def test_a_message_dated_in_the_future_arms_no_runaway_timer(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Dates in the future are accepted (docs/api.md 11.5). The composer's check of the
+    window then asked for a timer longer than a browser holds (2^31 - 1 ms), which fires at
+    once and asked again: hundreds of timers a second while the panel was open."""
+    account = new_account(database_url)
+    hal = _contact(server, account, "Hal")
+    _record(server, account, hal, "in", "From the future", -timedelta(days=30))
+    visit.page.add_init_script(
+        """(() => {
+            const original = window.setTimeout;
+            window.__tooLong = 0;
+            window.setTimeout = (callback, delay, ...rest) => {
+                if (delay > 2 ** 31 - 1) window.__tooLong += 1;
+                return original(callback, delay, ...rest);
+            };
+        })()"""
+    )
+    conversation = _open_panel(visit, account, hal, "Hal")
+    expect(_messages(conversation)).to_have_count(1)
+    expect(conversation.get_by_label("Message", exact=True)).to_be_enabled()
+    visit.page.wait_for_timeout(1000)
+    assert visit.page.evaluate("window.__tooLong") == 0
+    assert visit.settle() == []
+
+
 def test_the_window_opens_at_an_inbound_message_older_than_the_pages_shown(
     visit: Visit, server: str, database_url: str
 ) -> None:

@@ -271,6 +271,37 @@ def test_users_page_role_workspaces_and_the_invited_at_once(
     assert visit.settle() == []
 
 
+def test_a_role_walked_through_with_the_arrow_keys_is_saved_where_it_stops(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Arrow keys on a closed select change it a step at a time: viewer → agent → admin
+    is one change, to admin, and one audit entry; not a grant of each role on the way."""
+    account = new_account(database_url)
+    newbie = _invite(server, account, "viewer")["user"]
+    visit.goto("/console")
+    sign_in(visit, account)
+    page = visit.page
+    page.get_by_role("link", name="Users").click()
+    puts: list[str] = []
+    page.on("request", lambda r: puts.append(r.url) if r.method == "PUT" else None)
+    role = page.get_by_label(f"Role of {newbie['name']}")
+    expect(role).to_have_value("viewer")
+    role.focus()
+    role.press("ArrowUp")
+    role.press("ArrowUp")
+    expect(role).to_have_value("admin")
+    row = page.get_by_role("row").filter(has_text=newbie["email"])
+    expect(row.get_by_role("status")).to_have_text("Saved.")
+    assert api(server, account, "GET", f"/api/user/{newbie['id']}")["user"]["role"] == "admin"
+    assert len(puts) == 1, puts
+    audit = api(server, account, "GET", "/api/audit")["data"]
+    assert [e["action"] for e in audit if e["target"] == newbie["id"]] == [
+        "user.updated",
+        "user.invited",
+    ]
+    assert visit.settle() == []
+
+
 def test_keys_limited_to_workspaces_with_an_expiry_and_a_refused_revoke(
     visit: Visit, server: str, database_url: str
 ) -> None:

@@ -72,7 +72,10 @@ export function composer(ctx, contactId, { feedback, sent }) {
     if (!open && wasOpen !== false) templates.open = true; // the way left to write
     if (open && wasOpen === false) templates.open = false;
     wasOpen = open;
-    if (open) timer = setTimeout(showWindow, DAY - age + 1000);
+    // Looked at again when the window closes; at most once a day (a message dated in the
+    // future would ask for more than a timer holds, 2^31 - 1 ms, and fire at once, again
+    // and again).
+    if (open) timer = setTimeout(showWindow, Math.min(DAY - age + 1000, DAY));
   }
 
   let attempt = { body: null, key: null };

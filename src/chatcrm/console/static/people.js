@@ -92,6 +92,9 @@ export async function users(ctx) {
   return h("section", { "aria-label": "Users" }, table, h("h3", {}, "Invite"), invite);
 }
 
+// How long a role chosen with the arrow keys waits for the next key before it is saved.
+const ROLE_PAUSE = 1500;
+
 // A user's row: its role and workspaces change as they are chosen (PUT /api/user/{id}), the
 // row's controls held while one change is saved, then "Saved."; a refusal puts the control
 // back as stored and shows the API's message in the row.
@@ -132,11 +135,36 @@ function userRow(ctx, user, owner, spaces, saved = false) {
     }
     places = choice.fieldset;
   }
-  role.addEventListener("change", () => {
+  // A role picked with the pointer is saved at once. Arrow keys on a closed select change
+  // it one step at a time: saving each step would grant, and audit, every role on the way
+  // (viewer → agent → admin). From the keyboard the role is saved where the person stops:
+  // Enter, leaving the control, or a pause of ROLE_PAUSE ms.
+  let keyed = false;
+  let pending = null;
+  const saveRole = () => {
+    clearTimeout(pending);
+    pending = null;
+    keyed = false;
+    if (role.value === user.role) return;
     const body = { role: role.value };
     // An owner or admin made an agent or viewer keeps the workspaces it had: every one.
     if (!everyWorkspace(role.value) && everyWorkspace(user.role)) body.workspaceIds = user.workspaceIds;
     change(body, () => (role.value = user.role));
+  };
+  role.addEventListener("pointerdown", () => (keyed = false));
+  role.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && pending) {
+      event.preventDefault();
+      saveRole();
+    } else if (event.key !== "Tab") keyed = true;
+  });
+  role.addEventListener("change", () => {
+    clearTimeout(pending);
+    if (keyed) pending = setTimeout(saveRole, ROLE_PAUSE);
+    else saveRole();
+  });
+  role.addEventListener("blur", () => {
+    if (pending) saveRole();
   });
   if (!locked) {
     const active = user.status !== "disabled";
