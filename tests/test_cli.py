@@ -271,6 +271,24 @@ def test_keys_create_json(http: TestClient, database_url: str) -> None:
     ok_data(http.get(f"/api/workspace/{created['workspaceId']}", headers=auth(created["apiKey"])))
 
 
+@pytest.mark.parametrize("rate", ["inf", "1e400", "nan", "-1"])
+def test_keys_create_refuses_a_rate_no_budget_can_hold(database_url: str, rate: str) -> None:
+    """A key made with an infinite rate answered every request 500 (`keys limit` refused
+    it already): refused in one line, no key made."""
+    created = init_json(database_url)
+    before = succeeded(run_cli("keys", "list", "--account", created["accountId"],
+                               "--database-url", database_url))  # fmt: skip
+    result = run_cli(
+        "keys", "create", "--account", created["accountId"], "--rate-limit", rate,
+        "--database-url", database_url,
+    )  # fmt: skip
+    assert result.returncode == 2, result
+    assert "--rate-limit" in failed_with_one_line(result)
+    after = succeeded(run_cli("keys", "list", "--account", created["accountId"],
+                              "--database-url", database_url))  # fmt: skip
+    assert after == before
+
+
 @pytest.mark.parametrize("account", ["01a214de-0000-7000-8000-000000000000", "nope", ""])
 def test_keys_create_for_an_unknown_account_fails(database_url: str, account: str) -> None:
     line = failed_with_one_line(
@@ -435,6 +453,8 @@ def test_every_command_fails_with_one_line_on_a_bad_database_url(command: list[s
     ("setting", "value", "command"),
     [
         ("CHATCRM_RATE_LIMIT", "-1", ["migrate"]),
+        ("CHATCRM_RATE_LIMIT", "inf", ["serve", "--port", "0"]),  # passed ge=0, then 500s
+        ("CHATCRM_WEBHOOK_TIMEOUT", "nan", ["migrate"]),
         ("CHATCRM_WEBHOOK_TIMEOUT", "0", ["serve", "--port", "0"]),
         ("CHATCRM_CHANNEL_MAX_IN_FLIGHT", "0", ["dispatch"]),
         ("CHATCRM_WEBHOOK_ALLOW_PRIVATE", "maybe", ["keys", "list"]),
@@ -476,6 +496,32 @@ def test_valid_or_empty_url_settings_start(tmp_path: Path) -> None:
 @pytest.mark.parametrize("url", BAD_URLS)
 def test_bad_database_urls_fail_with_one_line(url: str) -> None:
     failed_with_one_line(run_cli("init", "--json", "--database-url", url))
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("postgresql://u:secretpw@127.0.0.1:abc/db", "not a database URL: 'postgresql://u:***@"),
+        ("postgresql//u:secretpw@h/db", "not a database URL: "),
+        ("postgresql://u:secret@pw@127.0.0.1:5432/db", "write an '@' of the password as %40"),
+    ],
+)
+def test_a_bad_database_url_is_named_without_its_password(url: str, says: str) -> None:
+    for result in (
+        run_cli("migrate", "--database-url", url),
+        run_cli("accounts", "list", env={"CHATCRM_DATABASE_URL": url}),
+    ):
+        line = failed_with_one_line(result)
+        assert says in line and "secret" not in line and "pw" not in line.split(says)[-1], line
+
+
+@pytest.mark.postgres_only
+def test_query_parameters_of_a_postgresql_url_are_ignored(postgres_url: str) -> None:
+    """docs/operations.md 3.2: the pool takes the URL's parts and `host` only; the
+    migrations' engine passed the others to the driver, which refused them (TypeError)."""
+    with_query = f"{postgres_url}?sslmode=prefer&application_name=x&connect_timeout=5"
+    succeeded(run_cli("migrate", "--database-url", with_query))
+    succeeded(run_cli("accounts", "list", "--database-url", with_query))
 
 
 def test_bad_database_url_from_the_environment_fails_with_one_line() -> None:

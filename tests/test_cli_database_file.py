@@ -5,10 +5,14 @@ command refuses a file that does not exist, in one line naming the path it looke
 from __future__ import annotations
 
 import os
+import re
+import signal
 import socket
 import subprocess
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.test_cli import chatcrm_executable, failed_with_one_line, run_cli, succeeded
@@ -94,3 +98,59 @@ def test_serve_on_a_port_already_taken_fails_in_one_line(tmp_path: Path) -> None
     assert result.returncode == 1
     assert line == f"chatcrm: error: port {port} is already in use on 127.0.0.1"
     assert not where.exists()  # refused before the database is touched
+
+
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_serve_prints_links_to_the_port_and_address_it_serves(tmp_path: Path, host: str) -> None:
+    """`--port 0` serves on a port the system picks, and an IPv6 `--host` is written in
+    brackets: the demo's curl line and invitation link (and the public URL links are made
+    from) name the address served, which answers."""
+    if host == "::1" and not _has_ipv6_loopback():
+        pytest.skip("no IPv6 loopback on this machine")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("CHATCRM_")}
+    process = subprocess.Popen(
+        [chatcrm_executable(), "serve", "--host", host, "--port", "0",
+         "--database-url", f"sqlite:///{tmp_path / 'links.db'}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=environment,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if "curl -s http" in line:
+                break
+        printed = "".join(lines)
+        invite = re.search(r"(http://\S+)/console/#invite/", printed)
+        curl = re.search(r"curl -s (http://\S+)/api/workspace/", printed)
+        assert invite and curl, printed
+        base = curl.group(1)
+        assert invite.group(1) == base, printed
+        expected = "[::1]" if host == "::1" else host
+        assert re.fullmatch(rf"http://{re.escape(expected)}:[1-9]\d*", base), base
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and process.poll() is None, printed
+            time.sleep(0.2)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)

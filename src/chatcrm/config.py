@@ -26,7 +26,9 @@ def _url(value: str | None, schemes: tuple[str, ...]) -> str | None:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CHATCRM_", extra="ignore")
+    # No setting is infinite or NaN: `inf` passed `ge=0` and then broke the arithmetic that
+    # uses it (a rate of inf answered every request 500).
+    model_config = SettingsConfigDict(env_prefix="CHATCRM_", extra="ignore", allow_inf_nan=False)
 
     database_url: str = DEFAULT_DATABASE_URL
     # Connections each worker process keeps to PostgreSQL (SQLite uses its own small pools).

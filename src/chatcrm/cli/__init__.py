@@ -81,26 +81,11 @@ class _LazyGroup(click.Group):
 def _setting_error(exc: Any) -> str:
     """The first invalid setting, named as it is set (docs/operations.md, section 2), its
     value shown without the password a URL may carry."""
+    from chatcrm.core.urls import without_password
+
     first = exc.errors()[0]
     name = "CHATCRM_" + "_".join(str(part) for part in first["loc"]).upper()
-    return f"invalid setting {name}={_without_password(first.get('input'))!r}: {first['msg']}"
-
-
-def _without_password(value: Any) -> Any:
-    if not isinstance(value, str) or "@" not in value:
-        return value
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(value)
-        if parts.password is None:
-            return value
-    except ValueError:
-        # Unparsable: whatever stands between "//" and the last "@" may be credentials.
-        head, _, rest = value.partition("//")
-        return f"{head}//***@{rest.rpartition('@')[2]}" if rest else value
-    user = f"{parts.username}:***" if parts.username else "***"
-    return parts._replace(netloc=f"{user}@{parts.netloc.rpartition('@')[2]}").geturl()
+    return f"invalid setting {name}={without_password(first.get('input'))!r}: {first['msg']}"
 
 
 @click.group(cls=_LazyGroup)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+import math
+from typing import Any, TypedDict
 
 import click
 
@@ -24,12 +25,26 @@ def keys() -> None:
     """API keys."""
 
 
+class _FiniteRate(click.FloatRange):
+    """A number of requests per second: 0 or more, and a number (not inf or nan, which
+    FloatRange lets through and no budget can hold)."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number of requests per second.", param, ctx)
+        return number
+
+
+FINITE_RATE = _FiniteRate(min=0)
+
+
 @keys.command("create")
 @database_url_option
 @click.option("--account", "account_id", required=True, help="The account id.")
 @click.option(
     "--rate-limit",
-    type=click.FloatRange(min=0),
+    type=FINITE_RATE,
     default=None,
     help="Requests per second for this key (bursts of twice that); 0: unlimited. "
     "Default: the service's CHATCRM_RATE_LIMIT.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import socket
 import sys
 from typing import Any
@@ -48,10 +49,14 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
         check_schedule(settings)  # one line now, rather than a failed start in each worker
     # A taken port is one line now, before the database is touched (uvicorn would log it
     # after migrating, in its own words).
-    check_port(host, port)
+    port = check_port(host, port)
     logs.configure(settings.log_level, json=settings.log_json)
     # Metrics of all workers are summed through files in a fresh directory (ops/metrics.py).
     metrics_dir = tempfile.mkdtemp(prefix="chatcrm-metrics-")
+    # uvicorn stops on SIGTERM, then raises it again with the handler it found: the
+    # default one ended the process there, before the `finally` below removed the
+    # directory. This one ends it the same way (status 143), through that `finally`.
+    signal.signal(signal.SIGTERM, _stopped_by_sigterm)
     # From here on: a start that fails on the database (SystemExit) removes it too.
     try:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
@@ -70,14 +75,22 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
         shutil.rmtree(metrics_dir, ignore_errors=True)
 
 
-def check_port(host: str, port: int) -> None:
+def _stopped_by_sigterm(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def check_port(host: str, port: int) -> int:
     """Fail in one line when `host:port` cannot be listened on: bound as uvicorn binds it
-    (SO_REUSEADDR, so a port in TIME_WAIT is not taken), then released."""
+    (SO_REUSEADDR, so a port in TIME_WAIT is not taken), then released. The port to serve
+    on: `port`, or for 0 the free one the system chose, so that the links printed and
+    the public URL name the port served."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         with socket.socket(family, socket.SOCK_STREAM) as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((host, port))
+            bound: int = sock.getsockname()[1]
+            return bound
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             fail(f"port {port} is already in use on {host}")
@@ -110,7 +123,9 @@ def _run_uvicorn(uvicorn: Any, *, host: str, port: int, workers: int, settings: 
 
 
 def _base(host: str, port: int) -> str:
-    return f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    if host in ("0.0.0.0", "::", ""):  # every address: the loopback one is among them
+        return f"http://127.0.0.1:{port}"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _announce_demo(demo: NewAccount, host: str, port: int, public_url: str | None) -> None:

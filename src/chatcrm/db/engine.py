@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from chatcrm.config import Settings
+from chatcrm.core.urls import without_password
 
 # A search ignores case and accents: "JOSÉ" and "jose" find "José", "nunez" finds
 # "Núñez". Both sides of the comparison go through one function, chatcrm_fold: SQLite's
@@ -78,7 +79,7 @@ def async_url(url: str) -> URL:
     try:
         parsed = make_url(url)
     except Exception as exc:  # sqlalchemy raises ArgumentError with its own wording
-        raise DatabaseUrlError(f"not a database URL: {url!r}") from exc
+        raise DatabaseUrlError(f"not a database URL: {without_password(url)!r}") from exc
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         if not parsed.database or parsed.database == ":memory:":
@@ -86,7 +87,18 @@ def async_url(url: str) -> URL:
         _check_sqlite_file(Path(parsed.database).expanduser())
         return parsed.set(drivername="sqlite+aiosqlite")
     if backend in ("postgresql", "postgres"):
-        return parsed.set(drivername="postgresql+asyncpg")
+        if parsed.host and "@" in parsed.host:
+            # An "@" of the password, not encoded, ends the credentials early: the rest of
+            # the password would be shown as the host.
+            raise DatabaseUrlError(
+                "the URL has an '@' after its user and password: write an '@' of the "
+                "password as %40"
+            )
+        # The pool serving requests takes the URL's parts and its `host` query parameter
+        # only (docs/operations.md 3.2); the migrations' engine takes the same, where the
+        # driver would refuse any other parameter (`sslmode`: set PGSSLMODE instead).
+        query = {k: v for k, v in parsed.query.items() if k == "host"}
+        return parsed.set(drivername="postgresql+asyncpg", query=query)
     raise DatabaseUrlError(f"unsupported database {backend!r}: use sqlite:/// or postgresql://")
 
 
