@@ -177,7 +177,7 @@ def test_keys_list_shows_no_key_material(database_url: str) -> None:
                 assert secret not in output, (command, extra)
 
 
-@pytest.mark.parametrize("command", [["workspace", "list"], ["keys", "list"]])
+@pytest.mark.parametrize("command", [["workspace", "list"], ["keys", "list"], ["users", "list"]])
 @pytest.mark.parametrize("account", [MISSING_ID, "nope"])
 def test_listing_an_unknown_account_fails(
     database_url: str, command: list[str], account: str

@@ -20,6 +20,7 @@ from chatcrm.api.routing import ApiRoute, Dispatch, api_routes
 from chatcrm.api.state import STATE_ANSWER_HEADERS, STATE_CONNECTION
 from chatcrm.core.errors import PayloadTooLarge, ServiceError
 from chatcrm.db.database import Connection
+from chatcrm.db.errors import Unavailable
 from chatcrm.logs import REQUEST_LOGGER, log_fields
 
 log = logging.getLogger(REQUEST_LOGGER)
@@ -172,7 +173,10 @@ class RequestContextMiddleware:
             if isinstance(exc, ServiceError):  # raised by an outer middleware (auth, body size)
                 response = render(exc)
             elif is_unavailable(exc):
-                log.warning("database unavailable: %s", type(exc).__name__)
+                # The driver's error names the cause (ConnectionRefusedError, …), not the
+                # Unavailable the database layer wrapped it in.
+                cause = exc.__cause__ if isinstance(exc, Unavailable) else None
+                log.warning("database unavailable: %s", type(cause or exc).__name__)
                 response = render(unavailable(exc))
             else:
                 log.exception("unhandled error", extra={"request_id": request_id})

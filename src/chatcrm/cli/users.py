@@ -147,9 +147,13 @@ def users_reset_link(database_url: str | None, email: str, as_json: bool) -> Non
 @json_array_option
 def users_list(database_url: str | None, account_id: str | None, as_json: bool) -> None:
     """The users (of one account, or all), oldest first."""
+    from chatcrm.auth import repository as auth_repo
     from chatcrm.people import users as people
 
     async def work(conn: Connection) -> list[dict[str, Any]]:
+        # As the other listings: an account that is not one is an error, not no users.
+        if account_id is not None and not await auth_repo.account_exists(conn, account_id):
+            raise CommandError(f"no account with id {account_id!r}")
         rows = await people.list_users(conn, account_id)
         out = []
         for row in rows:
