@@ -375,9 +375,12 @@ def test_profile_sessions_with_their_times_and_refusals_shown(
     # The contract names both "Sign out" and "Sign out other sessions": exact, one each.
     expect(page.get_by_role("button", name="Sign out", exact=True)).to_have_count(1)
 
+    # "End" is told apart by its session's line (its description), its name kept.
+    end = page.get_by_role("button", name="End", exact=True)
+    expect(end).to_have_accessible_description(re.compile(r" — since \S"))
     # Ended elsewhere before "End" is pressed: the API's message, the list read again.
     assert elsewhere.delete("/api/session").status_code == 200
-    page.get_by_role("button", name="End").click()
+    end.click()
     expect(page.get_by_role("alert")).to_contain_text("No live session")
     expect(items).to_have_count(1)
     visit.failed.clear()  # the 404 was the point

@@ -2,7 +2,7 @@
 // Profile for a signed-in person (password, two-factor with its QR code, sessions).
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
-import { Feedback, time } from "./forms.js";
+import { Feedback, time, uid } from "./forms.js";
 
 const ROLES = ["owner", "admin", "agent", "viewer"];
 const SCOPES = [
@@ -300,9 +300,14 @@ async function sessionList(ctx) {
     const sessions = (await ctx.call("GET", "/api/session/list")).data;
     others = sessions.filter((s) => !s.current);
     signOutOthers.disabled = others.length === 0;
-    list.replaceChildren(...sessions.map((s) => h("li", {},
-      `${s.userAgent || "unknown browser"} — ${s.ip} — since `, time(s.createdAt),
-      s.current ? " (this one)" : h("button", { type: "button", onclick: () => end([s]) }, "End"))));
+    // Each "End" is described by its session's line, so that a screen reader tells them
+    // apart (its name stays "End").
+    list.replaceChildren(...sessions.map((s) => {
+      const what = h("span", { id: uid("session") },
+        `${s.userAgent || "unknown browser"} — ${s.ip} — since `, time(s.createdAt));
+      return h("li", {}, what,
+        s.current ? " (this one)" : h("button", { type: "button", "aria-describedby": what.id, onclick: () => end([s]) }, "End"));
+    }));
   };
   const end = async (ending) => {
     problems.replaceChildren();
