@@ -120,6 +120,34 @@ def test_assets_revalidate_with_their_etag(http: TestClient) -> None:
     assert again.headers["cache-control"] == CACHE_CONTROL
 
 
+@pytest.mark.parametrize("asset", ["/console/static/app.js", "docs"])
+def test_a_range_asked_of_a_file_gets_it_whole_in_every_case(http: TestClient, asset: str) -> None:
+    """Starlette answered a malformed or unsatisfiable Range with a plain-text 400 or an
+    empty 416: the only answers outside the envelope (operations.md 4.6). Files are
+    small; they are answered whole."""
+    if asset == "docs":
+        asset = next(u for u in linked_urls(http.get("/docs").text) if u.endswith(".css"))
+    whole = http.get(asset)
+    assert whole.status_code == 200
+    for asked in ("bytes=5-1", "bytes=999999999-", "bytes=0-9", "pages=1", "bytes=x"):
+        answer = http.get(asset, headers={"Range": asked})
+        assert answer.status_code == 200, (asked, answer.status_code, answer.text[:80])
+        assert answer.content == whole.content and "content-range" not in answer.headers
+
+
+def test_the_console_page_is_served_only_as_the_console(http: TestClient) -> None:
+    """Its file under /console/static would be a copy without its policy or its links."""
+    error(http.get("/console/static/index.html"), 404, "NOT_FOUND")
+    assert "content-security-policy" in http.get("/console").headers
+
+
+def test_every_answer_says_its_type_is_not_to_be_guessed(http: TestClient) -> None:
+    for path in ("/health", "/console", "/console/static/app.js", "/docs", "/openapi.json",
+                 "/nothing/here", "/api/contact"):  # fmt: skip
+        answer = http.get(path)
+        assert answer.headers.get("x-content-type-options") == "nosniff", path
+
+
 def test_unknown_assets_are_404_in_the_envelope(http: TestClient) -> None:
     script = next(u for u in linked_urls(http.get("/redoc").text) if u.endswith(".js"))
     folder = script.rsplit("/", 1)[0]

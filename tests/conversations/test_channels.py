@@ -47,6 +47,14 @@ def test_the_channel_record(conv: Conversation) -> None:
         _no_secret(answer)
 
 
+def test_answers_showing_the_verify_token_are_kept_by_no_cache(conv: Conversation) -> None:
+    path = f"/api/channel/{conv.channel['id']}"
+    body = {"paramToUpdate": "name", "name": "Renamed line"}
+    for answer in (conv.api.get(path), conv.api.get("/api/channel"), conv.api.put(path, json=body)):
+        ok_data(answer)
+        assert answer.headers.get("cache-control") == "no-store", answer.request.url
+
+
 def test_defaults_and_refusals_on_create(api: Api) -> None:
     body = {
         "type": "whatsapp",

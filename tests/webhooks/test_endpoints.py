@@ -42,6 +42,17 @@ def test_create_answers_the_whole_record_with_its_defaults(api: Api) -> None:
     assert webhook["updatedAt"] == webhook["createdAt"]
 
 
+def test_reads_and_updates_showing_the_secret_are_kept_by_no_cache(api: Api) -> None:
+    """A webhook's signing secret lasts: Get and Update, which show it, say no-store (the
+    POSTs that show it are kept, once, by the idempotency layer for their retries)."""
+    webhook = ok_data(api.post("/api/webhook", json={"url": hooks.receiver()}))["webhook"]
+    path = f"/api/webhook/{webhook['id']}"
+    body = {"paramToUpdate": "description", "description": "no-store"}
+    for answer in (api.get(path), api.put(path, json=body)):
+        assert ok_data(answer)["webhook"]["secret"] == webhook["secret"]
+        assert answer.headers.get("cache-control") == "no-store", answer.request.url
+
+
 def test_create_keeps_what_it_is_given(api: Api) -> None:
     url = "HTTPS://Receiver.Example:8443/hooks/in?source=chatcrm&x=%20y#frag"
     webhook = hooks.create(

@@ -21,8 +21,9 @@ from fastapi.openapi.docs import (
 )
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
+
+from chatcrm.api.static_files import WholeFiles
 
 ASSETS = Path(__file__).with_name("docs_assets")
 ASSETS_URL = "/docs-assets"
@@ -71,7 +72,7 @@ def redoc_bundle() -> bytes:
     return original.replace(REDOCLY_LOGO_URL.encode(), LOCAL_LOGO_URL.encode())
 
 
-class ImmutableFiles(StaticFiles):
+class ImmutableFiles(WholeFiles):
     """Static files answered with `CACHE_CONTROL` (the 304s too)."""
 
     def file_response(

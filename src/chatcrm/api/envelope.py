@@ -32,6 +32,12 @@ class EnvelopeResponse(Response):
     media_type = JSON_MEDIA_TYPE
 
 
+# Answers that hold a secret (a key, a link, a two-factor secret, a webhook's signing
+# secret, a channel's verify token): kept by no cache. A POST's is not kept by the
+# idempotency layer either (api/idempotency.py), so shown that once.
+NO_STORE = {"cache-control": "no-store"}
+
+
 def ok(
     message: str, data: object = None, *, headers: Mapping[str, str] | None = None
 ) -> EnvelopeResponse:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from chatcrm.api.call import Call
-from chatcrm.api.envelope import ok
+from chatcrm.api.envelope import NO_STORE, ok
 from chatcrm.api.openapi import closed_object, component
 from chatcrm.api.parameters import IDEMPOTENCY_KEY, WORKSPACE_HEADER, WORKSPACE_QUERY, query_names
 from chatcrm.api.routing import Routes
@@ -90,7 +90,7 @@ async def list_channels(call: Call) -> Response:
     listed = await service.list_all(
         call.conn, workspace_id=workspace_id, base_url=_settings(call)[1]
     )
-    return ok(m.CHANNELS_OBTAINED, {"data": listed})
+    return ok(m.CHANNELS_OBTAINED, {"data": listed}, headers=NO_STORE)
 
 
 @routes.operation(
@@ -108,7 +108,7 @@ async def get_channel(call: Call, channelId: str) -> Response:
     channel = await service.get(
         call.conn, workspace_id=workspace_id, channel_id=channelId, base_url=_settings(call)[1]
     )
-    return ok(m.CHANNEL_OBTAINED, {"id": channelId, "channel": channel})
+    return ok(m.CHANNEL_OBTAINED, {"id": channelId, "channel": channel}, headers=NO_STORE)
 
 
 @routes.operation(
@@ -135,7 +135,7 @@ async def update_channel(call: Call, channelId: str) -> Response:
         base_url=base_url,
     )
     await audit.note(call, "channel.updated", channelId)
-    return ok(m.CHANNEL_UPDATED, {"id": channelId, "channel": channel})
+    return ok(m.CHANNEL_UPDATED, {"id": channelId, "channel": channel}, headers=NO_STORE)
 
 
 @routes.operation(

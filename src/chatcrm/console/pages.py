@@ -10,9 +10,12 @@ from pathlib import Path
 
 import segno
 from fastapi import FastAPI
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
+
+from chatcrm.api.static_files import WholeFiles
 
 STATIC = Path(__file__).with_name("static")
 PATH = "/console"
@@ -62,4 +65,14 @@ def install(app: FastAPI) -> None:
             svg.getvalue(), media_type="image/svg+xml", headers={"Cache-Control": "no-store"}
         )
 
-    app.mount(f"{PATH}/static", StaticFiles(directory=STATIC), name="console-static")
+    app.mount(f"{PATH}/static", ConsoleFiles(directory=STATIC), name="console-static")
+
+
+class ConsoleFiles(WholeFiles):
+    """The console's files, but for the page itself: served by `/console` only, with its
+    policy and its links filled in (a second copy here would have neither)."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        if path == "index.html":
+            raise HTTPException(status_code=404)
+        return await super().get_response(path, scope)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from chatcrm.api.call import Call
-from chatcrm.api.envelope import ok
+from chatcrm.api.envelope import NO_STORE, ok
 from chatcrm.api.parameters import PAGE
 from chatcrm.api.routing import Routes
 from chatcrm.core import messages as m
@@ -16,7 +16,6 @@ from chatcrm.people.fields import (
 )
 from chatcrm.people.wire import (
     KEY_RECORD,
-    NO_STORE,
     NSTR,
     STR,
     list_of,

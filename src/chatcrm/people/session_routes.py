@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from chatcrm.api.body import read_json_object
 from chatcrm.api.call import Call
-from chatcrm.api.envelope import ok
+from chatcrm.api.envelope import NO_STORE, ok
 from chatcrm.api.routing import Routes
 from chatcrm.api.state import STATE_SESSION
 from chatcrm.auth.service import USER
@@ -34,7 +34,6 @@ from chatcrm.people.fields import (
 )
 from chatcrm.people.wire import (
     KEY_RECORD,
-    NO_STORE,
     SESSION_ANSWER,
     STR,
     STRS,

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from chatcrm.api.body import read_json_object
 from chatcrm.api.call import Call
-from chatcrm.api.envelope import ok
+from chatcrm.api.envelope import NO_STORE, ok
 from chatcrm.api.routing import Routes
 from chatcrm.core import messages as m
 from chatcrm.core.errors import (
@@ -27,7 +27,6 @@ from chatcrm.people.fields import (
     USER as USER_FIELDS,
 )
 from chatcrm.people.wire import (
-    NO_STORE,
     SESSION_ANSWER,
     STR,
     USER_RECORD,

@@ -157,11 +157,6 @@ def failed_sign_in(request: Request, tried: str) -> sessions.OnFailure:
     return failed
 
 
-# Answers that hold a secret (a key, a link, a two-factor secret): kept by no cache, and
-# not by the idempotency layer either (api/idempotency.py), so shown this once.
-NO_STORE = {"cache-control": "no-store"}
-
-
 def user_principal(user: Row) -> Principal:
     return Principal(key_id=user["id"], account_id=user["account_id"], kind=USER, name=user["name"])
 

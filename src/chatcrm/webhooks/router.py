@@ -10,7 +10,7 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from chatcrm.api.call import Call
-from chatcrm.api.envelope import ok
+from chatcrm.api.envelope import NO_STORE, ok
 from chatcrm.api.openapi import closed_object, component, page_of
 from chatcrm.api.parameters import (
     IDEMPOTENCY_KEY,
@@ -98,7 +98,7 @@ async def list_webhooks(call: Call) -> Response:
 async def get_webhook(call: Call, webhookId: str) -> Response:
     workspace_id = await call.workspace()
     webhook = await service.get(call.conn, workspace_id=workspace_id, webhook_id=webhookId)
-    return ok(m.WEBHOOK_OBTAINED, {"id": webhookId, "webhook": webhook})
+    return ok(m.WEBHOOK_OBTAINED, {"id": webhookId, "webhook": webhook}, headers=NO_STORE)
 
 
 @routes.operation(
@@ -123,7 +123,7 @@ async def update_webhook(call: Call, webhookId: str) -> Response:
         body=body,
         allow_private=_allow_private(call),
     )
-    return ok(m.WEBHOOK_UPDATED, {"id": webhookId, "webhook": webhook})
+    return ok(m.WEBHOOK_UPDATED, {"id": webhookId, "webhook": webhook}, headers=NO_STORE)
 
 
 @routes.operation(
