@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.types import Scope
 
-from chatcrm.api.static_files import WholeFiles
+from chatcrm.api.static_files import NOSNIFF, WholeFiles
 
 ASSETS = Path(__file__).with_name("docs_assets")
 ASSETS_URL = "/docs-assets"
@@ -133,6 +133,7 @@ def install(app: FastAPI) -> None:
             swagger_ui_parameters=app.swagger_ui_parameters,
         )
         page.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        page.headers.update(NOSNIFF)
         return page
 
     if oauth2_redirect_url:
@@ -152,4 +153,5 @@ def install(app: FastAPI) -> None:
             with_google_fonts=False,
         )
         page.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        page.headers.update(NOSNIFF)
         return page

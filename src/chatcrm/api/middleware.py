@@ -56,11 +56,6 @@ def _route(scope: Scope) -> str:
     return path if isinstance(path, str) else "unmatched"
 
 
-# Every answer is what its Content-Type says: a browser must not guess otherwise (an error
-# message quotes the path it was asked for).
-NOSNIFF = (b"x-content-type-options", b"nosniff")
-
-
 class RequestContextMiddleware:
     """Request id, body limit, last-resort errors, and per-request metrics and log line."""
 
@@ -142,7 +137,7 @@ class RequestContextMiddleware:
                 started = True
                 status = message["status"]
                 extra = state.get(STATE_ANSWER_HEADERS, ())
-                message["headers"] = [*message.get("headers", []), *extra, id_header, NOSNIFF]
+                message["headers"] = [*message.get("headers", []), *extra, id_header]
             await send(message)
 
         limit = self.max_body_bytes

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.types import Scope
 
-from chatcrm.api.static_files import WholeFiles
+from chatcrm.api.static_files import NOSNIFF, WholeFiles
 
 STATIC = Path(__file__).with_name("static")
 PATH = "/console"
@@ -37,7 +37,7 @@ def install(app: FastAPI) -> None:
         root = str(request.scope.get("root_path", "")).rstrip("/")
         return HTMLResponse(
             page.replace("{root}", root),
-            headers={"Content-Security-Policy": _POLICY, "Cache-Control": "no-store"},
+            headers={"Content-Security-Policy": _POLICY, "Cache-Control": "no-store", **NOSNIFF},
         )
 
     # The page links its icon (static/favicon.svg); a browser that asks the server's root
