@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import asyncpg
 import httpx
+import pytest
 
 from tests.client import Api, error, ok_data, unique_email, unique_phone
 from tests.reliability.conftest import AsyncApi
@@ -396,3 +398,59 @@ async def test_concurrent_upsert_batches_matching_one_contact_by_phone_and_anoth
     for response in responses:
         data = ok_data(response)
         assert data["updated"] + data["unchanged"] == 2, data
+
+
+def test_an_update_that_waited_for_its_row_shows_what_committed_before_it(
+    api: Api, database_url: str, backend: str
+) -> None:
+    """PostgreSQL's one-statement update renders the record (its tags, its activities) from
+    the statement's snapshot. A change committed while it waited for the row (here a tag,
+    as another request's tags update writes it) was missing from its answer and event,
+    under the version after both. The statement now updates only the row it saw, and the
+    locked path takes over: the answer and the event show the tag."""
+    if backend != "postgresql":
+        pytest.skip("the one-statement update is PostgreSQL's (Citus reads after the lock)")
+    tag = api.add_tag()["id"]
+    contact = api.create_contact(name="Ana")["id"]
+
+    async def race() -> dict[str, Any]:
+        pg = await asyncpg.connect(database_url)
+        try:
+            tx = pg.transaction()
+            await tx.start()
+            await pg.execute(
+                "UPDATE contacts SET version = version + 1 WHERE workspace_id = $1 AND id = $2",
+                api.ws,
+                contact,
+            )
+            await pg.execute(
+                "INSERT INTO contact_tags (workspace_id, contact_id, tag_id, position, "
+                "assigned_at) VALUES ($1, $2, $3, 0, now())",
+                api.ws,
+                contact,
+                tag,
+            )
+            loop = asyncio.get_running_loop()
+            pending = loop.run_in_executor(None, lambda: api.set_contact(contact, name="Bea"))
+            waiting = 0
+            for _ in range(200):  # until the update waits for the row this transaction holds
+                waiting = await pg.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND datname = current_database()"
+                )
+                if waiting:
+                    break
+                await asyncio.sleep(0.02)
+            assert waiting, "the update never waited for the row"
+            await tx.commit()
+            return await pending
+        finally:
+            await pg.close()
+
+    answered = asyncio.run(race())
+    assert answered["name"] == "Bea"
+    assert [t["id"] for t in answered["tags"]] == [tag]
+    events = ok_data(api.get(f"/api/contact/{contact}/history"))["events"]
+    last = events[-1]
+    assert last["recordVersion"] == 3 and last["changed"] == ["name"]
+    assert [t["id"] for t in last["data"]["tags"]] == [tag]

@@ -64,6 +64,18 @@ def _statement(
     stmt = update(kind.table).where(*live_filter(kind)).values(version=c.version + 1, **values)
     if versioned:
         stmt = stmt.where(c.version == bindparam("_version"))
+    else:
+        # The record as this statement's snapshot saw it, or nothing. The RETURNING's
+        # subqueries (tags, activities) read that snapshot; when another change of the
+        # record committed while this one waited for its row, PostgreSQL updates the newer
+        # row but would render it with the older tags, in the answer and in the event. The
+        # row then no longer has the snapshot's version and is not updated: the caller
+        # takes the locked path, whose reads come after the lock.
+        before = kind.table.alias("before")
+        seen = select(before.c.version).where(
+            before.c.workspace_id == bindparam("_ws"), before.c.id == bindparam("_id")
+        )
+        stmt = stmt.where(c.version == seen.scalar_subquery())
     wire = kind.fields.select_list(kind.table, shape, "postgresql")
     returned = [*wire, c.version.label("_version")]
     if flag is not None:
@@ -131,7 +143,8 @@ async def update_with_event(
     flag: Any = None,
 ) -> View | None:
     """The update and its event (`event`: the `_event_*`, `_created`, `_changed…` values);
-    the record in `shape`, or None when no row matched."""
+    the record in `shape`, or None when no row matched (unknown, deleted, another version
+    than `version`, or, without `version`, changed since the statement's snapshot)."""
     stmt = _statement(
         kind,
         tuple(sorted(columns)),

@@ -170,8 +170,14 @@ async def update(
     try:
         if simple and kind.fields.all_direct(names):
             if conn.dialect == "postgresql" and not await conn.is_citus():
-                return await _update_with_event(conn, kind, write, version, if_match)
-            view, change = await _update_directly(conn, kind, write, version, if_match)
+                done = await _update_with_event(conn, kind, write, version, if_match)
+                if done is not None:
+                    return done
+                # Changed by another request while the statement waited for its row: the
+                # locked path renders the record as it is once locked.
+                view, change = await _update_under_lock(conn, kind, write, if_match)
+            else:
+                view, change = await _update_directly(conn, kind, write, version, if_match)
         else:
             view, change = await _update_under_lock(conn, kind, write, if_match)
     except UniqueViolation:
@@ -249,8 +255,10 @@ async def _update_directly(
 
 async def _update_with_event(
     conn: Connection, kind: RecordKind, write: Write, version: int | None, if_match: str | None
-) -> View:
-    """`_update_directly` and its event as one statement (PostgreSQL, records/evented_update.py)."""
+) -> View | None:
+    """`_update_directly` and its event as one statement (PostgreSQL, records/evented_update.py).
+    None: the record changed between the statement's snapshot and its row lock, and
+    nothing was written (the caller takes the locked path)."""
     change = await _change(conn, kind, write, current=None)
     fields, clean = kind.fields, write.given.clean
     flagged = [e for w in clean if (e := fields[w].effect) and e.statement_flag is not None]
@@ -283,7 +291,9 @@ async def _update_with_event(
     if view is None:
         record_id = write.record_id
         current = await statements.get(conn, kind, write.workspace_id, record_id, kind.read_shape)
-        explain_unmatched(current, if_match, kind.not_found(record_id))
+        if current is None or version is not None:
+            explain_unmatched(current, if_match, kind.not_found(record_id))
+        return None  # a live record changed meanwhile: nothing was written
     conn.wrote_events = True
     return view
 
