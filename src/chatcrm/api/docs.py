@@ -10,8 +10,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 from fastapi import FastAPI
 from fastapi.openapi.docs import (
@@ -21,7 +22,6 @@ from fastapi.openapi.docs import (
 )
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.types import Scope
 
 from chatcrm.api.static_files import NOSNIFF, WholeFiles
 
@@ -75,16 +75,7 @@ def redoc_bundle() -> bytes:
 class ImmutableFiles(WholeFiles):
     """Static files answered with `CACHE_CONTROL` (the 304s too)."""
 
-    def file_response(
-        self,
-        full_path: str | os.PathLike[str],
-        stat_result: os.stat_result,
-        scope: Scope,
-        status_code: int = 200,
-    ) -> Response:
-        response = super().file_response(full_path, stat_result, scope, status_code)
-        response.headers["Cache-Control"] = CACHE_CONTROL
-        return response
+    headers: ClassVar[Mapping[str, str]] = {**NOSNIFF, "Cache-Control": CACHE_CONTROL}
 
 
 def asset_prefix(package: str) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import ClassVar
 
 from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
@@ -16,7 +18,10 @@ NOSNIFF = {"X-Content-Type-Options": "nosniff"}
 class WholeFiles(StaticFiles):
     """Static files always answered whole: the console's and the documentation's files are
     small, and Starlette's answers to a malformed or unsatisfiable `Range` (a plain-text
-    400, an empty 416) would be the only answers outside the envelope (operations.md 4.6)."""
+    400, an empty 416) would be the only answers outside the envelope (operations.md 4.6).
+    Each answer (the 304s too) carries `headers`."""
+
+    headers: ClassVar[Mapping[str, str]] = NOSNIFF
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -32,5 +37,5 @@ class WholeFiles(StaticFiles):
         status_code: int = 200,
     ) -> Response:
         response = super().file_response(full_path, stat_result, scope, status_code)
-        response.headers.update(NOSNIFF)
+        response.headers.update(self.headers)
         return response

@@ -222,7 +222,9 @@ async def _user_first(call: Call) -> None:
 )
 async def change_password(call: Call) -> Response:
     await _user_first(call)
-    given = bodies.create_body(PASSWORD_CHANGE, await call.read_body(), workspace_key=False)
+    given = bodies.create_body(
+        PASSWORD_CHANGE, await read_json_object(call.request), workspace_key=False
+    )
     require_valid(given.errors)
     row = await _me(call)
     ip, _ = client_of(call.request)
@@ -247,7 +249,9 @@ async def change_password(call: Call) -> Response:
 )
 async def start_two_factor(call: Call) -> Response:
     await _user_first(call)
-    bodies.create_body(NO_FIELDS, await call.read_body(required=False), workspace_key=False)
+    bodies.create_body(
+        NO_FIELDS, await read_json_object(call.request, required=False), workspace_key=False
+    )
     row = await _me(call)
     data = await two_factor.start(call.conn, row)
     return ok(m.TWO_FACTOR_STARTED, data, headers=NO_STORE)
@@ -265,7 +269,7 @@ async def start_two_factor(call: Call) -> Response:
 )
 async def enable_two_factor(call: Call) -> Response:
     await _user_first(call)
-    given = bodies.create_body(CODE, await call.read_body(), workspace_key=False)
+    given = bodies.create_body(CODE, await read_json_object(call.request), workspace_key=False)
     require_valid(given.errors)
     row = await _me(call)
     codes = await two_factor.enable(call.conn, row, given.clean["code"])
@@ -285,7 +289,7 @@ async def enable_two_factor(call: Call) -> Response:
 )
 async def disable_two_factor(call: Call) -> Response:
     await _user_first(call)
-    given = bodies.create_body(PASSWORD, await call.read_body(), workspace_key=False)
+    given = bodies.create_body(PASSWORD, await read_json_object(call.request), workspace_key=False)
     require_valid(given.errors)
     row = await _me(call)
     ip, _ = client_of(call.request)
