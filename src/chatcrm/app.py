@@ -21,7 +21,7 @@ from chatcrm.api.idempotency import IdempotencyMiddleware, purge_forever
 from chatcrm.api.middleware import DirectDispatch, RequestContextMiddleware
 from chatcrm.api.node_buckets import NodeRateLimiter, buckets_file
 from chatcrm.api.ratelimit import Limiter, RateLimiter, SharedRateLimiter
-from chatcrm.api.routing import Dispatch, api_routes
+from chatcrm.api.routing import Dispatch, api_routes, reserve_literal_paths
 from chatcrm.auth.repository import KEYS_CHANNEL
 from chatcrm.auth.service import AuthCache
 from chatcrm.channels.receive_routes import routes as receive_routes
@@ -234,6 +234,7 @@ def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True
     errors.install(app)
     for routes in ROUTES:
         app.router.routes.extend(routes.routes)
+    reserve_literal_paths(app.router.routes)
     openapi.install(app)
     docs.install(app)
     console_pages.install(app)

@@ -342,6 +342,14 @@ def test_unknown_route_is_404_not_found_without_redirect(api: Api, method: str, 
         ("DELETE", "/api/workspace/01a214de-0000-7000-8000-000000000000", {"GET"}),
         ("GET", "/api/workspace/01a214de-0000-7000-8000-000000000000/tags", {"POST"}),
         ("POST", "/health", {"GET"}),
+        # Literal paths are never read as a record's id (`/api/contact/{contactId}`).
+        ("GET", "/api/contact/merge", {"POST"}),
+        ("GET", "/api/contact/delete-batch", {"POST"}),
+        ("GET", "/api/contact/upsert-batch", {"POST"}),
+        ("DELETE", "/api/contact/board", {"GET", "HEAD"}),
+        ("DELETE", "/api/contact/searchByEmail", {"GET", "HEAD"}),
+        ("DELETE", "/api/opportunity/board", {"GET", "HEAD"}),
+        ("DELETE", "/api/opportunity/pipeline", {"GET", "HEAD"}),
     ],
 )
 def test_wrong_method_is_405_with_allow_header(
@@ -355,6 +363,8 @@ def test_wrong_method_is_405_with_allow_header(
         assert must_allow <= allow, (path, response.headers.get("allow"))
         assert method not in allow
         assert method in body["message"]
+        if path.startswith(("/api/contact/", "/api/opportunity/")):
+            assert allow == must_allow  # not the methods of the `{id}` routes
 
 
 # --- body size ---------------------------------------------------------------------------

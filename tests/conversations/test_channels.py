@@ -90,6 +90,28 @@ def test_defaults_and_refusals_on_create(api: Api) -> None:
         400,
         "BAD_REQUEST",
     )
+    # Spaces a paste brings are dropped: Meta names the number without them, and the same
+    # number with them is the same number (409).
+    error(
+        api.post("/api/channel", json={**body, "phoneNumberId": f" {body['phoneNumberId']}\n"}),
+        409,
+        "DUPLICATE_CHANNEL",
+    )
+    padded = ok_data(api.post("/api/channel", json={**body, "phoneNumberId": f" {unique('9')} "}))
+    assert padded["channel"]["phoneNumberId"] == padded["channel"]["phoneNumberId"].strip()
+    # What goes into the send's URL path, and the base that path follows, stay a path.
+    for wrong in (
+        {"phoneNumberId": "12/34"},
+        {"phoneNumberId": "12 34"},
+        {"apiBaseUrl": "https://graph.facebook.com/v21.0?x=1"},
+        {"apiBaseUrl": "https://graph.facebook.com/v21.0#f"},
+    ):
+        refused = error(
+            api.post("/api/channel", json={**body, "phoneNumberId": unique("9"), **wrong}),
+            422,
+            "VALIDATION_ERROR",
+        )
+        assert error_fields(refused) == list(wrong)
 
 
 def test_a_number_belongs_to_one_workspace(conv: Conversation, other_conv: Conversation) -> None:

@@ -92,6 +92,21 @@ def test_a_new_sender_becomes_a_contact(conv: Conversation) -> None:
     assert [numbers[k] for k in NUMBERS] == [written] * 2
 
 
+def test_a_sender_is_never_read_in_the_workspace_s_country(conv: Conversation) -> None:
+    """docs/api.md 4.9: Meta's `from` begins with its country code. Read as a national
+    number of the workspace's defaultCountry, a Belize sender became an Arkansas number:
+    replies went to a stranger and its next delivery collided with that contact (409)."""
+    ws = f"/api/workspace/{conv.api.ws}"
+    ok_data(conv.api.put(ws, json={"paramToUpdate": "defaultCountry", "defaultCountry": "US"}))
+    number = "501622" + new_sender_number()[-4:]  # a valid US national number too
+    conv.inbound(number, "first")
+    contact = conv.contact_of("+" + number)
+    assert [conv.contact(contact["id"])[k] for k in NUMBERS] == [number] * 2
+    assert contact["platformSenderId"] == number
+    conv.inbound(number, "second")  # 200: the same contact, not a duplicate
+    assert _count(conv, contact["id"]) == 2
+
+
 def test_a_known_number_is_the_existing_contact(conv: Conversation) -> None:
     phone = unique_phone()
     known = conv.api.create_contact(name="Known", internalWhatsappNumber="+" + phone)

@@ -225,6 +225,56 @@ def test_an_expired_and_a_revoked_key_are_refused(owner_api: Api) -> None:
     error(owner_api.get("/api/contact", auth=live["apiKey"]), 401, "UNAUTHORIZED")
 
 
+def test_keys_made_with_a_key_end_with_it(owner_api: Api) -> None:
+    """J.5: never more than the creator holds now. A revoked or expired key holds nothing,
+    so the keys made with it are refused too: revoking a leaked key ends its copies."""
+    soon = datetime.now(UTC) + timedelta(seconds=2)
+    brief = ok_data(
+        owner_api.post(
+            "/api/key",
+            json={"name": "brief", "scopes": ["*"], "expiresAt": soon.isoformat()},
+            workspace=None,
+        )
+    )["apiKey"]
+    made = ok_data(
+        owner_api.post(
+            "/api/key", json={"name": "copy", "scopes": ["*"]}, workspace=None, auth=brief
+        )
+    )
+    # Asked for no expiry, it ends with its creator, and says so.
+    assert made["key"]["expiresAt"] is not None
+    assert datetime.fromisoformat(made["key"]["expiresAt"]) <= soon
+    assert owner_api.get("/api/contact", auth=made["apiKey"]).status_code == 200
+    time.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.3)
+    error(owner_api.get("/api/contact", auth=made["apiKey"]), 401, "UNAUTHORIZED")
+
+    parent = ok_data(
+        owner_api.post("/api/key", json={"name": "p", "scopes": ["*"]}, workspace=None)
+    )
+    child = ok_data(
+        owner_api.post(
+            "/api/key", json={"name": "c", "scopes": ["*"]}, workspace=None, auth=parent["apiKey"]
+        )
+    )
+    grandchild = ok_data(
+        owner_api.post(
+            "/api/key", json={"name": "g", "scopes": ["*"]}, workspace=None, auth=child["apiKey"]
+        )
+    )
+    for key in (child, grandchild):
+        assert owner_api.get("/api/contact", auth=key["apiKey"]).status_code == 200
+        assert key["key"]["expiresAt"] is None
+    ok_data(owner_api.delete(f"/api/key/{parent['id']}", workspace=None))
+    for key in (child, grandchild):
+        body = error(owner_api.get("/api/contact", auth=key["apiKey"]), 401, "UNAUTHORIZED")
+        assert "revoked" in body["message"]
+        # Nor can it make keys of its own any more.
+        refused = owner_api.post(
+            "/api/key", json={"name": "x", "scopes": ["*"]}, workspace=None, auth=key["apiKey"]
+        )
+        error(refused, 401, "UNAUTHORIZED")
+
+
 @pytest.mark.parametrize(
     "body",
     [

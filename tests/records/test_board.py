@@ -105,6 +105,11 @@ def test_opportunity_cards_name_their_contacts(api: Api) -> None:
     assert [card["contactName"] for card in cards] == ["Ana Diaz", "Bea", None]
     contacts = _board(api)["columns"][0]["cards"]
     assert "contactName" not in contacts[0]
+    # Deleted contacts leave every read (B.3): the card keeps its contactId, not the name.
+    ok_data(api.post("/api/contact/delete-batch", json={"contactIds": [{"ids": bea["id"]}]}))
+    cards = _board(api, "opportunity")["columns"][0]["cards"]
+    assert [card["contactName"] for card in cards] == ["Ana Diaz", None, None]
+    assert cards[1]["record"]["contactId"] == bea["id"]
 
 
 def test_bad_board_queries(api: Api) -> None:

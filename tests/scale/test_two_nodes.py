@@ -143,8 +143,12 @@ def _key_cached_on_both_nodes(cluster: Cluster) -> tuple[str, Callable[[int], in
     the status a node answers it with now."""
     account = cluster.account()
     key_id, key = cluster.key(account)
+    return key_id, _cached_on_both_nodes(cluster, account.workspace_id, key)
+
+
+def _cached_on_both_nodes(cluster: Cluster, workspace_id: str, key: str) -> Callable[[int], int]:
     path = f"/api/contact/{NO_SUCH_CONTACT}"
-    headers = {"Authorization": f"Bearer {key}", "x-workspace-id": account.workspace_id}
+    headers = {"Authorization": f"Bearer {key}", "x-workspace-id": workspace_id}
 
     def status(node: int) -> int:
         # A connection of its own each time, so that requests reach both workers of a node.
@@ -153,7 +157,7 @@ def _key_cached_on_both_nodes(cluster: Cluster) -> tuple[str, Callable[[int], in
 
     for node in (0, 1):
         assert {status(node) for _ in range(8)} == {404}
-    return key_id, status
+    return status
 
 
 def _refused_by_both_within_a_second(status: Callable[[int], int], revoked_at: float) -> None:
@@ -174,6 +178,30 @@ def test_a_revoked_key_is_refused_by_every_node_within_a_second(cluster: Cluster
     key_id, status = _key_cached_on_both_nodes(cluster)
     done = subprocess.run(
         [chatcrm_executable(), "keys", "revoke", key_id, "--database-url", cluster.url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    _refused_by_both_within_a_second(status, time.monotonic())
+
+
+def test_keys_made_with_a_revoked_key_are_refused_by_every_node_within_a_second(
+    cluster: Cluster,
+) -> None:
+    account = cluster.account()
+    parent_id, parent = cluster.key(account)
+    made = httpx.post(
+        cluster.nodes[0].base_url + "/api/key",
+        json={"name": "made with the parent", "scopes": ["*"]},
+        headers={"Authorization": f"Bearer {parent}"},
+        timeout=10,
+    )
+    assert made.status_code == 200, made.text
+    status = _cached_on_both_nodes(cluster, account.workspace_id, made.json()["data"]["apiKey"])
+    done = subprocess.run(
+        [chatcrm_executable(), "keys", "revoke", parent_id, "--database-url", cluster.url],
         capture_output=True,
         text=True,
         timeout=60,

@@ -14,6 +14,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from chatcrm.api import headers
 from chatcrm.api.body import read_json_object
 from chatcrm.api.state import STATE_AUTH_ERROR, STATE_CONNECTION, STATE_PRINCIPAL
 from chatcrm.auth.service import USER, Principal, bearer_token, check_workspace
@@ -58,7 +59,12 @@ class Call:
         return self.principal.account_id
 
     def header(self, name: str) -> str | None:
-        return self.request.headers.get(name)
+        """A one-value header (api/headers.py: sent twice differently, it is refused)."""
+        return headers.one(self.request.scope, name.encode())
+
+    def if_match(self) -> str | None:
+        """`If-Match`'s entity tags, from all its lines."""
+        return headers.joined(self.request.scope, b"if-match")
 
     def query(self, name: str) -> str | None:
         if not self.request.scope["query_string"]:  # most reads: no query to parse
@@ -157,10 +163,8 @@ class Call:
         known = set(allowed)
         for name in self.request.query_params:
             if name not in known and name != CACHE_BUSTER:
-                raise BadRequest.field(
-                    name,
-                    f"Unknown query parameter '{name}'. Accepted: {', '.join(sorted(known))}.",
-                )
+                accepted = f"Accepted: {', '.join(sorted(known))}." if known else "It takes none."
+                raise BadRequest.field(name, f"Unknown query parameter '{name}'. {accepted}")
 
 
 def make_call(request: Request) -> Call:

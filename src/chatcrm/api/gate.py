@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from chatcrm.api import headers
 from chatcrm.api.errors import render
 from chatcrm.api.ratelimit import Limiter
 from chatcrm.api.state import (
@@ -40,7 +41,7 @@ def _header(scope: Scope, wanted: bytes) -> str | None:
 
 
 def _authorization(scope: Scope) -> str | None:
-    return _header(scope, b"authorization")
+    return headers.one(scope, b"authorization")
 
 
 def _session_token(scope: Scope) -> str | None:
@@ -86,7 +87,12 @@ class GateMiddleware:
         # Only the API takes keys: a probe of /health or /ready that happens to send one
         # must not be rate limited or fail because the key store is unreachable.
         api = scope["type"] == "http" and scope["path"].startswith("/api/")
-        header = _authorization(scope) if api else None
+        try:
+            header = _authorization(scope) if api else None
+        except ServiceError as exc:  # two different credentials: refused as a bad one
+            scope.setdefault("state", {})[STATE_AUTH_ERROR] = exc
+            await self.app(scope, receive, send)
+            return
         # Without an Authorization header, the console's session cookie (J.3).
         cookie = _session_token(scope) if api and header is None else None
         if header is None and cookie is None:

@@ -25,6 +25,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from chatcrm.api import headers
 from chatcrm.api.body import parse_json
 from chatcrm.api.errors import render
 from chatcrm.api.state import STATE_CONNECTION, STATE_PRINCIPAL
@@ -84,13 +85,6 @@ def request_hash(body: bytes, workspace: str | None, caller: str = "") -> str:
     return hashlib.sha256(f"{caller}\n{workspace or ''}\n".encode() + canonical).hexdigest()
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return value.decode("latin-1")
-    return None
-
-
 def _storable(status: int, headers: list[tuple[bytes, bytes]]) -> bool:
     # Retryable answers are not stored: the client is meant to try again. Nor is an
     # answer that holds a secret (marked `Cache-Control: no-store`: a new key, a link, a
@@ -108,7 +102,10 @@ async def _allowed(scope: Scope, principal: Principal, conn: Connection) -> bool
     required = getattr(scope.get("route"), "requirement", None)
     if required is not None and not scopes.allows(principal.scopes, required):
         return False
-    workspace = _header(scope, b"x-workspace-id")
+    try:
+        workspace = headers.one(scope, b"x-workspace-id")
+    except ServiceError:  # two workspaces named: the route refuses it (403)
+        return False
     if workspace:
         try:
             await check_workspace(conn, scope["app"].state.auth_cache, principal, workspace)
@@ -188,14 +185,23 @@ class IdempotencyMiddleware:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        key = _header(scope, HEADER)
         principal: Principal | None = scope.get("state", {}).get(STATE_PRINCIPAL)
-        if key is None or principal is None or len(scope["path"]) > _MAX_PATH:
+        if principal is None or len(scope["path"]) > _MAX_PATH:
             await self.app(scope, receive, send)
             return
         conn: Connection = scope["state"][STATE_CONNECTION]
-        if not await _allowed(scope, principal, conn):  # the route refuses it, as always
-            await self.app(scope, receive, send)
+        try:
+            key = headers.one(scope, HEADER)
+        except ServiceError as exc:
+            key = ""
+            refused: ServiceError | None = exc
+        else:
+            refused = None
+        if key is None or not await _allowed(scope, principal, conn):
+            await self.app(scope, receive, send)  # no key; or the route refuses it, as always
+            return
+        if refused is not None:
+            await render(refused)(scope, receive, send)
             return
         if not _KEY_RE.fullmatch(key):
             await render(
@@ -219,7 +225,7 @@ class IdempotencyMiddleware:
             "key": key,
             "request_hash": request_hash(
                 body,
-                _header(scope, b"x-workspace-id"),
+                headers.one(scope, b"x-workspace-id"),  # checked by _allowed
                 # Keys of the account share their answers (a key rotated between two
                 # retries still gets its answer; _allowed checked this one's reach).
                 principal.key_id if principal.kind == USER else "",

@@ -18,9 +18,11 @@ from chatcrm.core import messages as m
 
 log = logging.getLogger("chatcrm.request")
 
+# The server does not say which rule the request broke, so the answer names them all.
 MESSAGE = (
-    "The request is not valid HTTP/1.1: percent-encode the URL (a non-ASCII character as "
-    "its UTF-8 bytes, e.g. MAR%C3%8DA for MARÍA) and send well-formed headers."
+    "The request is not valid HTTP/1.1: send a standard method in upper case, percent-encode "
+    "the URL (a non-ASCII character as its UTF-8 bytes, e.g. MAR%C3%8DA for MARÍA), keep it "
+    "under 64 KiB, and send well-formed headers."
 )
 
 

@@ -120,7 +120,7 @@ def add_record_operations(routes: Routes, api: RecordApi) -> None:
             workspace_id=workspace_id,
             record_id=record_id,
             body=body,
-            if_match=call.header("if-match"),
+            if_match=call.if_match(),
         )
         message, key = api.updated
         return ok(
@@ -324,7 +324,7 @@ def add_delete_operation(
             workspace_id=workspace_id,
             record_id=record_id,
             key_id=call.key_id,
-            if_match=call.header("if-match"),
+            if_match=call.if_match(),
         )
         return ok(message, {"id": record_id})
 
@@ -369,7 +369,7 @@ def add_restore_operation(
             kind,
             workspace_id=workspace_id,
             record_id=record_id,
-            if_match=call.header("if-match"),
+            if_match=call.if_match(),
         )
         return ok(
             message, {"id": record_id, key: view.record}, headers={"ETag": etag(view.version)}

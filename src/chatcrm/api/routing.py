@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, Route
 from starlette.types import Receive, Scope, Send
 
 from chatcrm.api.call import make_call
@@ -82,6 +82,21 @@ class ApiRoute(Route):
         self.requirement = scopes.ROUTE_SCOPES[operation.operation_id]
         self.segments = _segments(operation.path)
         self.param_names = tuple(s[1:-1] for s in operation.path.split("/") if s.startswith("{"))
+        # Paths other routes name literally (`/api/contact/merge` for `/api/contact/{id}`):
+        # never read as this route's parameter, so another method there is a 405 naming
+        # the methods the path serves, not a 404 for a record called "merge".
+        # Held as the parameters' values those paths would give (("merge",)).
+        self.reserved: frozenset[tuple[str, ...]] = frozenset()
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        match, child = super().matches(scope)
+        if (
+            self.reserved
+            and match is not Match.NONE
+            and tuple(child["path_params"].values()) in self.reserved
+        ):
+            return Match.NONE, {}
+        return match, child
 
     async def handle_call(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Run the endpoint for a request; every service error becomes its envelope."""
@@ -105,6 +120,20 @@ class ApiRoute(Route):
 def _segments(path: str) -> tuple[str | None, ...]:
     """`/api/contact/{contactId}` → ("", "api", "contact", None): None matches any segment."""
     return tuple(None if s.startswith("{") else s for s in path.split("/"))
+
+
+def reserve_literal_paths(routes: Iterable[BaseRoute]) -> None:
+    """Give each route with a parameter the literal paths of the table it would match."""
+    table = api_routes(routes)
+    literal = [r.path.split("/") for r in table if None not in r.segments]
+    for route in table:
+        if None in route.segments:
+            route.reserved = frozenset(
+                tuple(o for p, o in zip(route.segments, path, strict=True) if p is None)
+                for path in literal
+                if len(path) == len(route.segments)
+                and all(p is None or p == o for p, o in zip(route.segments, path, strict=True))
+            )
 
 
 class Routes:
@@ -160,5 +189,7 @@ class Dispatch:
                 elif pattern != part:
                     break
             else:
+                if route.reserved and tuple(values) in route.reserved:
+                    continue
                 return route, dict(zip(route.param_names, values, strict=True))
         return None

@@ -28,9 +28,13 @@ _GET_KEY = select(
     api_keys.c.expires_at,
     api_keys.c.created_by,
 ).where(api_keys.c.id == _ID)
-_CREATOR_KEY = select(api_keys.c.created_by, api_keys.c.scopes, api_keys.c.workspace_ids).where(
-    api_keys.c.id == _ID
-)
+_CREATOR_KEY = select(
+    api_keys.c.created_by,
+    api_keys.c.scopes,
+    api_keys.c.workspace_ids,
+    api_keys.c.revoked_at,
+    api_keys.c.expires_at,
+).where(api_keys.c.id == _ID)
 _USER = select(users.c.role, users.c.status, users.c.workspace_ids).where(users.c.id == _ID)
 _REVOKE = (
     update(api_keys)
@@ -122,7 +126,8 @@ async def user(conn: Connection, user_id: str) -> Row | None:
 
 
 async def key_creator(conn: Connection, key_id: str) -> Row | None:
-    """A key's creator (None for an account key), scopes and workspaces; None: no key."""
+    """A key's creator (None for an account key), scopes, workspaces, revocation and
+    expiry; None: no key."""
     return await conn.fetchrow(_CREATOR_KEY, {"_id": key_id})
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import orjson
@@ -35,6 +35,8 @@ class Principal:
     role: str = scopes_.OWNER
     session_id: str | None = None
     email: str = ""  # a user's, lower-cased: its agents are linked by it (J.1)
+    # When the key ends (its own expiry, or an earlier one up its chain); None: never.
+    expires_at: datetime | None = None
 
     def actor(self) -> dict[str, str]:
         """J.4's `actor` of what this caller does."""
@@ -52,7 +54,7 @@ class _CachedKey:
     workspace_ids: frozenset[str] | None
     expires_at: datetime | None
     role: str
-    active: bool
+    refusal: str | None  # why the key is refused whatever its secret (its chain), or None
 
 
 class AuthCache:
@@ -196,17 +198,17 @@ async def authenticate(conn: Connection, cache: AuthCache, authorization: str | 
             name=row["name"] or "",
             scopes=limits.scopes,
             workspace_ids=limits.workspace_ids,
-            expires_at=row["expires_at"],
+            expires_at=_earliest(row["expires_at"], limits.expires_at),
             role=limits.role,
-            active=limits.active,
+            refusal=limits.refusal,
         )
         cache.put_key(key_id, cached, generation=generation)
     if not keys.secret_matches(secret, cached.secret_hash):
         raise Unauthorized("The API key is not valid or has been revoked.")
     if cached.expires_at is not None and cached.expires_at <= utcnow():
         raise Unauthorized("The API key has expired.")
-    if not cached.active:
-        raise Unauthorized("The API key's user has been removed or disabled.")
+    if cached.refusal is not None:
+        raise Unauthorized(cached.refusal)
     cache.used(key_id)
     return Principal(
         key_id=key_id,
@@ -216,11 +218,14 @@ async def authenticate(conn: Connection, cache: AuthCache, authorization: str | 
         workspace_ids=cached.workspace_ids,
         name=cached.name,
         role=cached.role,
+        expires_at=cached.expires_at,
     )
 
 
 # Keys made by keys made by keys…: far more than any account makes; past it, not an owner.
 _MAX_KEY_CHAIN = 16
+_USER_GONE = "The API key's user has been removed or disabled."
+_CREATOR_REVOKED = "The API key was made with a key that has been revoked."
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +236,15 @@ class KeyLimits:
     role: str
     scopes: frozenset[str]
     workspace_ids: frozenset[str] | None
-    active: bool = True  # False: a user behind it is disabled (removed): the key is refused
+    # The earliest expiry of the keys up its chain: a key made by a key ends with it.
+    expires_at: datetime | None = None
+    # Set when something behind it is gone (a user disabled or removed, a key revoked):
+    # the key is refused, with this message.
+    refusal: str | None = None
+
+
+def _earliest(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None else a if b is None else min(a, b)
 
 
 def _narrowed(
@@ -240,7 +253,7 @@ def _narrowed(
     within = workspaces if limits.workspace_ids is None else limits.workspace_ids
     if workspaces is not None and limits.workspace_ids is not None:
         within = limits.workspace_ids & workspaces
-    return KeyLimits(limits.role, limits.scopes & scopes, within, limits.active)
+    return replace(limits, scopes=limits.scopes & scopes, workspace_ids=within)
 
 
 async def key_limits(
@@ -250,11 +263,12 @@ async def key_limits(
     workspaces: frozenset[str] | None,
 ) -> KeyLimits:
     """A key's own scopes and workspaces, narrowed by every creator up its chain: a key
-    made by a key keeps within that key's; a key made by a user within the user's role and
-    workspaces of now, and is refused once the user is disabled. An account key (no
-    creator) is an owner's; a user's key is an owner's only while the user is one, else an
-    admin's (the one limit between them: an admin cannot make, change or remove an
-    owner)."""
+    made by a key keeps within that key's, ends when it expires and is refused once it is
+    revoked (a leaked key's revocation reaches every key made with it); a key made by a
+    user keeps within the user's role and workspaces of now, and is refused once the user
+    is disabled. An account key (no creator) is an owner's; a user's key is an owner's
+    only while the user is one, else an admin's (the one limit between them: an admin
+    cannot make, change or remove an owner)."""
     limits = KeyLimits(scopes_.OWNER, scopes, workspaces)
     for _ in range(_MAX_KEY_CHAIN):
         if created_by is None:
@@ -268,15 +282,17 @@ async def key_limits(
                 scopes_.ROLES[role],
                 None if own is None else frozenset(orjson.loads(own)),
             )
-            return KeyLimits(
-                scopes_.OWNER if role == scopes_.OWNER else scopes_.ADMIN,
-                limits.scopes,
-                limits.workspace_ids,
-                active=user["status"] == "active",
+            return replace(
+                limits,
+                role=scopes_.OWNER if role == scopes_.OWNER else scopes_.ADMIN,
+                refusal=None if user["status"] == "active" else _USER_GONE,
             )
         key = await repo.key_creator(conn, created_by)
         if key is None:
             break  # neither a user nor a key: no owner stands behind it
+        if key["revoked_at"] is not None:
+            return replace(limits, role=scopes_.ADMIN, refusal=_CREATOR_REVOKED)
+        limits = replace(limits, expires_at=_earliest(limits.expires_at, key["expires_at"]))
         limited = key["workspace_ids"]
         limits = _narrowed(
             limits,
@@ -284,7 +300,7 @@ async def key_limits(
             None if limited is None else frozenset(orjson.loads(limited)),
         )
         created_by = key["created_by"]
-    return KeyLimits(scopes_.ADMIN, limits.scopes, limits.workspace_ids, limits.active)
+    return replace(limits, role=scopes_.ADMIN)
 
 
 async def key_changed(conn: Connection, key_id: str) -> None:
@@ -300,7 +316,8 @@ async def revoke_key(conn: Connection, key_id: str) -> bool:
     """True when the key existed and was live; refused everywhere within 1 s of the commit."""
     if not await repo.revoke_key(conn, key_id, utcnow()):
         return False
-    await key_changed(conn, key_id)
+    # Every key is forgotten, not only this one: the keys made with it are refused too.
+    await key_changed(conn, "")
     return True
 
 

@@ -41,12 +41,36 @@ class Token(Text):
         return text
 
 
+class PhoneNumberId(Text):
+    """Meta's id of the number: spaces around it, as a paste brings them, are dropped
+    (Meta's deliveries name it without them, and a duplicate is found on the trimmed
+    value); it goes into the send's URL path, so it is printable ASCII without spaces,
+    `/`, `?`, `#` or `%`."""
+
+    def clean(self, field: str, value: object, *, nullable: bool) -> Any:
+        text = super().clean(
+            field, value.strip() if isinstance(value, str) else value, nullable=nullable
+        )
+        if not header_safe(text) or any(c in text for c in "/?#%"):
+            raise FieldError(
+                field, "must be Meta's id of the number (printable ASCII without spaces, / ? # %)"
+            )
+        return text
+
+
 class ApiBaseUrl(WebhookUrl):
     description = (
         "The Graph API's base, default https://graph.facebook.com/v21.0: an http or https "
-        "URL; a host that is or resolves to a loopback, private, link-local, CGNAT, multicast "
+        "URL without a query or fragment (the number's id and `/messages` follow its path); "
+        "a host that is or resolves to a loopback, private, link-local, CGNAT, multicast "
         "or unspecified address is refused unless the server allows private receivers."
     )
+
+    def clean(self, field: str, value: object, *, nullable: bool) -> Any:
+        url = super().clean(field, value, nullable=nullable)
+        if isinstance(url, str) and ("?" in url or "#" in url):
+            raise FieldError(field, "must have no query or fragment: the API's base path only")
+        return url
 
 
 # fmt: off
@@ -54,7 +78,7 @@ CHANNEL = FieldTable("channel", [
     Field("id", ID, "id", default=RECORD_ID),
     Field("type", Word((WHATSAPP,), "must be whatsapp"), "type", REQUIRED),
     Field("name", Text(200, nonblank=True), "name", REQUIRED, UPDATE),
-    Field("phoneNumberId", Text(64, nonblank=True), "phone_number_id", REQUIRED,
+    Field("phoneNumberId", PhoneNumberId(64, nonblank=True), "phone_number_id", REQUIRED,
           description="Meta's id of the WhatsApp Business number (not the number itself)."),
     Field("displayPhoneNumber", Text(64), "display_phone_number", NULL, OPTIONAL, UPDATE),
     Field("apiBaseUrl", ApiBaseUrl(), "api_base_url", OPTIONAL, UPDATE,

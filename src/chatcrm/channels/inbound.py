@@ -281,12 +281,15 @@ def _content(message: dict[str, Any]) -> tuple[str, str | None, Any, Any]:
 async def _create_contact(conn: Connection, workspace_id: str, f: _Inbound, channel: Row) -> str:
     """A new contact for a sender no contact has: named by the profile (else the number)."""
     name = (f.profile or "").strip()[:NAME_MAX] or f.number
+    # Meta's `from` begins with its country code: written with its `+`, it is never read
+    # as a national number of the workspace's defaultCountry (docs/api.md 4.9).
+    international = f"+{f.number}"
     body = {
         "name": name,
         "platformId": WHATSAPP,
-        "internalWhatsappNumber": f.number,
+        "internalWhatsappNumber": international,
         "platformSenderId": f.number,
-        "platformSenderPhone": f.number,
+        "platformSenderPhone": international,
         "platformSenderName": (f.profile or "")[:NAME_MAX],
     }
     view = await writing.create(

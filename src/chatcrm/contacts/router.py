@@ -327,7 +327,7 @@ async def merge_contacts(call: Call) -> Response:
         workspace_id=workspace_id,
         key_id=call.key_id,
         body=body,
-        if_match=call.header("if-match"),
+        if_match=call.if_match(),
     )
     return ok(
         m.CONTACTS_MERGED,

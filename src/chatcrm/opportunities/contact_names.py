@@ -18,13 +18,15 @@ c = contacts.c
 @cache
 def _statement(dialect: str) -> Select[Any]:
     return select(c.id, c.name, c.lastname).where(
-        c.workspace_id == bindparam("_ws"), in_id_list(c.id, "_ids", dialect)
+        c.workspace_id == bindparam("_ws"),
+        in_id_list(c.id, "_ids", dialect),
+        c.deleted_at.is_(None),
     )
 
 
 async def contact_names(conn: Connection, workspace_id: str, ids: list[str]) -> dict[str, str]:
-    """id → full name (name and lastname) of the given contacts; deleted ones too, as an
-    opportunity keeps its contact's id after the contact is deleted."""
+    """id → full name (name and lastname) of the given contacts. A deleted contact has
+    none: it leaves every read (contract B.3), though its opportunities keep its id."""
     if not ids:
         return {}
     rows = await conn.fetch(

@@ -73,7 +73,7 @@ async def list_keys(call: Call) -> Response:
 async def revoke_key(call: Call, keyId: str) -> Response:
     await call.check_header_workspace()
     if await keys.revoke(call.conn, call.account_id, keyId):
-        call.request.app.state.auth_cache.drop_keys(keyId)  # this process: at once
+        call.request.app.state.auth_cache.drop_keys()  # this process, at once: and its keys
         await audit.note(call, "key.revoked", keyId)  # once: a second revoke changes nothing
     return ok(m.KEY_REVOKED, {"id": keyId, "key": await keys.record(call.conn, keyId)})
 

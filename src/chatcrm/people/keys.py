@@ -81,6 +81,8 @@ async def create(conn: Connection, creator: Principal, body: dict[str, Any]) -> 
         given.errors.append(FieldError("expiresAt", "must be in the future"))
     require_valid(given.errors)
     assert wanted is not None
+    if creator.expires_at is not None:  # a key made by a key ends with it, at the latest
+        expires = creator.expires_at if expires is None else min(expires, creator.expires_at)
     # Never more than the creator holds: each scope (["*"] is every one: J.5's 403 for a
     # creator lacking any), and the workspaces.
     granted = list(scopes.ALL) if wanted == [scopes.EVERY] else wanted
