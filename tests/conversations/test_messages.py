@@ -238,8 +238,40 @@ def test_media_is_fetched_through_the_channel(conv: Conversation) -> None:
     got = conv.api.get(f"/api/message/{stored['id']}/media")
     assert got.status_code == 200 and got.content == b"\xff\xd8jpeg-bytes"
     assert got.headers["content-type"] == "image/jpeg"
+    assert got.headers["content-disposition"] == "inline"
     text = _record(conv, contact["id"], direction="in", text="no media")
     error(conv.api.get(f"/api/message/{text['id']}/media"), 404, "NOT_FOUND")
+
+
+def test_a_sender_s_page_is_a_download_that_runs_nothing(conv: Conversation) -> None:
+    """A document a customer sends is served from the service's own origin: shown as a
+    page there, its script would run with the reader's session (cookie, CSRF token)."""
+    page = b"<script>fetch('/api/session')</script>"
+    number = new_sender_number()
+    for media_id, kind, name in (
+        ("page-1", "text/html", "offer page.html"),
+        ("svg-1", "image/svg+xml", None),
+    ):
+        conv.graph.media[media_id] = (kind, page)
+        message = {
+            "from": number,
+            "id": wamid(),
+            "timestamp": "1760000000",
+            "type": "document",
+            "document": {"id": media_id, "mime_type": kind, **({"filename": name} if name else {})},
+        }
+        assert conv.deliver(delivery(conv.phone_number_id, messages=[message])).status_code == 200
+    stored = conv.messages(conv.contact_of(number)["id"])["messages"]
+    by_media = {m["media"]["id"]: m for m in stored}
+    html = conv.api.get(f"/api/message/{by_media['page-1']['id']}/media")
+    assert html.status_code == 200 and html.content == page
+    assert html.headers["content-disposition"] == "attachment; filename*=UTF-8''offer%20page.html"
+    svg = conv.api.get(f"/api/message/{by_media['svg-1']['id']}/media")
+    assert svg.headers["content-disposition"] == "attachment"
+    for answer in (html, svg):
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        policy = answer.headers["content-security-policy"]
+        assert "sandbox" in policy and "default-src 'none'" in policy
 
 
 def test_a_merge_joins_the_conversations(conv: Conversation) -> None:

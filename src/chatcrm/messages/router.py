@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from starlette.background import BackgroundTask
 from starlette.responses import Response, StreamingResponse
 
@@ -10,6 +12,7 @@ from chatcrm.api.envelope import ok
 from chatcrm.api.openapi import closed_object, component
 from chatcrm.api.parameters import IDEMPOTENCY_KEY, WORKSPACE_HEADER, WORKSPACE_QUERY, query_names
 from chatcrm.api.routing import Param, Routes
+from chatcrm.api.static_files import NOSNIFF
 from chatcrm.channels import graph
 from chatcrm.channels import repository as channels
 from chatcrm.channels.sending import http_client
@@ -198,7 +201,11 @@ async def retry_message(call: Call, messageId: str) -> Response:
     enveloped=False,
     content_type="application/octet-stream",
     binary=True,
-    description="Streamed with the media's own content type.",
+    description=(
+        "Streamed with the media's own content type; shown inline only when it is a "
+        "picture, sound or video (else a download), never run (Content-Security-Policy "
+        "sandbox, nosniff)."
+    ),
 )
 async def get_media(call: Call, messageId: str) -> Response:
     workspace_id = await call.workspace()
@@ -230,4 +237,30 @@ async def get_media(call: Call, messageId: str) -> Response:
         await answer.aclose()
         await client.aclose()
 
-    return StreamingResponse(chunks, media_type=kind, background=BackgroundTask(close))
+    return StreamingResponse(
+        chunks,
+        media_type=kind,
+        headers=_media_headers(kind, media.get("fileName")),
+        background=BackgroundTask(close),
+    )
+
+
+# What a sender's file may be shown as, in the service's own origin: pictures, sound and
+# video. Anything else (an HTML page, an SVG, a PDF) is a download: opened in a tab of this
+# origin, a page a customer sent would run with the reader's session.
+_SHOWN_INLINE = ("image/jpeg", "image/png", "image/gif", "image/webp", "audio/", "video/")
+# And whatever it is, it runs nothing, loads nothing, and is not sniffed into something
+# else (as raw files are served by code hosts).
+_MEDIA_POLICY = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+
+
+def _media_headers(kind: str, file_name: object) -> dict[str, str]:
+    inline = kind.lower().startswith(_SHOWN_INLINE)
+    disposition = "inline" if inline else "attachment"
+    if isinstance(file_name, str) and file_name:
+        disposition += f"; filename*=UTF-8''{quote(file_name, safe='')}"
+    return {
+        "Content-Disposition": disposition,
+        "Content-Security-Policy": _MEDIA_POLICY,
+        **NOSNIFF,
+    }
