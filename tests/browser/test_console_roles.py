@@ -138,6 +138,26 @@ def test_users_and_keys_pages_need_their_own_scopes(
     assert visit.settle() == []
 
 
+def test_boards_need_the_scope_of_their_records(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    contacts_only = [s for s in READS if not s.startswith("opportunities:")]
+    page = _sign_in_with(visit, _key(server, account, contacts_only))
+    nav = page.get_by_role("navigation", name="Console")
+    expect(nav.get_by_role("link", name="Contacts")).to_be_visible()
+    for name in ("Opportunities", "Pipeline"):
+        expect(nav.get_by_role("link", name=name)).to_be_hidden()
+    assert visit.settle() == []
+
+    page.get_by_role("button", name="Sign out").click()
+    no_contacts = [s for s in READS if not s.startswith("contacts:")]
+    page = _sign_in_with(visit, _key(server, account, no_contacts))
+    expect(nav.get_by_role("link", name="Contacts")).to_be_hidden()
+    # The first view it may open is the one shown, not a refusal.
+    expect(page.get_by_role("heading", name="Opportunities")).to_be_visible()
+
+
 def _feed(request: Request) -> bool:
     return "/api/events" in request.url
 

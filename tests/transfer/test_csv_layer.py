@@ -83,6 +83,11 @@ def test_header_columns_of_both_kinds() -> None:
         OPPORTUNITY_COLUMNS.read_header(["name", "var:city"])
     with pytest.raises(BadInput, match='"phone" and "internalWhatsappNumber" both set'):
         CONTACT_COLUMNS.read_header(["phone", "internalWhatsappNumber"])
+    # `variables` and `var:` columns never together, whichever comes first.
+    for header in (["var:x", "variables"], ["variables", "var:x"]):
+        with pytest.raises(BadInput, match="both set variables"):
+            CONTACT_COLUMNS.read_header(["name", *header])
+    CONTACT_COLUMNS.read_header(["name", "var:x", "var:y"])
 
 
 def test_cells_are_read_by_their_field_type_and_written_back() -> None:

@@ -86,6 +86,7 @@ class RecordColumns:
             named.pop()
         out: list[Column | None] = []
         filled: dict[str, str] = {}
+        variable_columns: set[str] = set()  # `var:` headers, which fill `variables` too
         for raw in named:
             name = raw.strip()
             column = self.column(name)
@@ -97,7 +98,10 @@ class RecordColumns:
                 raise BadInput(f'columns "{filled[key]}" and "{name}" both set {column.wire}')
             filled[key] = name
             if column.role is Role.VARIABLE and "variables" in self.named:
-                filled.setdefault("variables", name)
+                whole = filled.setdefault("variables", name)
+                if whole != name and whole not in variable_columns:  # `variables` came first
+                    raise BadInput(f'columns "{whole}" and "{name}" both set variables')
+                variable_columns.add(name)
             out.append(column)
         return out
 

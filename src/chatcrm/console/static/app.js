@@ -19,13 +19,24 @@ import * as sessions from "./session.js";
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 const VIEWS = {
-  contacts: { title: "Contacts", kind: "contact", render: (ctx) => board(ctx, "contact") },
+  contacts: {
+    title: "Contacts",
+    kind: "contact",
+    render: (ctx) => board(ctx, "contact"),
+    shown: (s) => sessions.allows(s, "contacts:read"),
+  },
   opportunities: {
     title: "Opportunities",
     kind: "opportunity",
     render: (ctx) => board(ctx, "opportunity"),
+    shown: (s) => sessions.allows(s, "opportunities:read"),
   },
-  pipeline: { title: "Pipeline", kind: null, render: (ctx) => pipeline(ctx) },
+  pipeline: {
+    title: "Pipeline",
+    kind: null,
+    render: (ctx) => pipeline(ctx),
+    shown: (s) => sessions.allows(s, "opportunities:read"),
+  },
   users: { title: "Users", kind: null, render: (ctx) => users(ctx), shown: (s) => sessions.allows(s, "users:manage") },
   keys: { title: "Keys", kind: null, render: (ctx) => keys(ctx), shown: (s) => sessions.allows(s, "keys:manage") },
   channels: {
@@ -276,9 +287,16 @@ function context(workspace) {
 }
 
 // The hash names a view, and may name a record of it whose panel is open: `#contacts/<id>`.
+// A view the caller may not open (a key without contacts:read, say) is never the one shown:
+// the first it may open is.
+function offered(name) {
+  const view = VIEWS[name];
+  return Boolean(view) && (!view.shown || !session?.workspace || view.shown(session));
+}
+
 function currentRoute() {
   const [name, id] = window.location.hash.replace(/^#/, "").split("/");
-  if (!VIEWS[name]) return { name: "contacts", id: null };
+  if (!offered(name)) return { name: Object.keys(VIEWS).find(offered) ?? "contacts", id: null };
   return { name, id: id ? decodeURIComponent(id) : null };
 }
 
