@@ -210,6 +210,27 @@ def test_enabling_clears_the_disabled_reason_and_the_failure_count(
         assert stored["consecutive_failures"] == 0 and stored["disabled_reason"] is None
 
 
+def test_events_committed_while_enabled_are_delivered_however_soon_it_is_disabled(
+    api: Api, database_url: str
+) -> None:
+    """D.4, at least once: an event that matched an enabled endpoint is queued for it even
+    when the endpoint is disabled a moment after the event's commit, before any publisher
+    reached it (7 of 10 were never delivered, not even listed). Events committed while it
+    is disabled are not."""
+    made = hooks.create(api, eventTypes=["contact.created"])
+    created = []
+    for _ in range(8):
+        created.append(api.create_contact()["id"])
+        hooks.update(api, made["id"], enabled=False)
+        api.create_contact()  # while disabled: never delivered
+        hooks.update(api, made["id"], enabled=True)
+    hooks.publish(api, database_url)
+    queued = hooks.deliveries(database_url, api.ws, made["id"])
+    events = ok_data(api.get("/api/events", params={"types": "contact.created"}))["events"]
+    by_record = {e["id"]: e["recordId"] for e in events}
+    assert sorted(by_record[d["event_id"]] for d in queued) == sorted(created)
+
+
 def test_update_structural_mistakes_are_400(api: Api) -> None:
     made = hooks.create(api)
     path = f"/api/webhook/{made['id']}"

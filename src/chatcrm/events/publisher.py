@@ -50,11 +50,12 @@ AGAIN_SECONDS = 0.05
 _w, _e = webhooks.c, events.c
 
 _ENABLED = select(_w.workspace_id, _w.id, _w.feed_txid, _w.feed_seq).where(_w.enabled.is_(true()))
-_HOLD = (
-    select(_w.event_types, _w.feed_txid, _w.feed_seq)
-    .where(_w.workspace_id == bindparam("_ws"), _w.id == bindparam("_wh"), _w.enabled.is_(true()))
-    .with_for_update(skip_locked=True)
+_ENABLED_ENDPOINT = select(_w.event_types, _w.feed_txid, _w.feed_seq).where(
+    _w.workspace_id == bindparam("_ws"), _w.id == bindparam("_wh"), _w.enabled.is_(true())
 )
+_HOLD = _ENABLED_ENDPOINT.with_for_update(skip_locked=True)
+# An endpoint about to be disabled: its step waits for a publisher holding it.
+_HOLD_WAITING = _ENABLED_ENDPOINT.with_for_update()
 _MOVE = (
     update(webhooks)
     .where(_w.workspace_id == bindparam("_ws"), _w.id == bindparam("_wh"))
@@ -113,13 +114,16 @@ async def _has_new(db: Database, endpoint: Endpoint) -> bool:
     return row is not None
 
 
-async def queue_step(conn: Connection, workspace_id: str, webhook_id: str) -> int | None:
+async def queue_step(
+    conn: Connection, workspace_id: str, webhook_id: str, *, wait: bool = False
+) -> int | None:
     """One step for one endpoint in the connection's transaction: up to BATCH events after
     its place looked at, its deliveries queued, its place moved. Returns how many events
-    were looked at (None: another process holds the endpoint, or it is not enabled)."""
+    were looked at (None: another process holds the endpoint, or it is not enabled;
+    `wait`: wait for that process instead)."""
     await conn.begin()
     key = {"_ws": workspace_id, "_wh": webhook_id}
-    held = await conn.fetchrow(_HOLD, key)
+    held = await conn.fetchrow(_HOLD_WAITING if wait else _HOLD, key)
     if held is None:
         return None
     place = (int(held["feed_txid"]), int(held["feed_seq"]))
@@ -153,6 +157,17 @@ async def queue_step(conn: Connection, workspace_id: str, webhook_id: str) -> in
     last = rows[-1]
     await conn.execute(_MOVE, {**key, "_to_txid": last["txid"], "_to_seq": last["seq"]})
     return len(rows)
+
+
+async def queue_before_disabling(conn: Connection, workspace_id: str, webhook_id: str) -> None:
+    """In the transaction that disables an endpoint, before it does: queue its deliveries
+    of every event committed so far that readers may pass. They matched an enabled
+    endpoint, so they are delivered (D.4: at least once) once it is enabled again, however
+    soon after their commit the disable came; the publisher only serves enabled ones."""
+    while True:
+        count = await queue_step(conn, workspace_id, webhook_id, wait=True)
+        if count is None or count < BATCH:
+            return
 
 
 async def publish_pending(db: Database) -> int:

@@ -31,6 +31,7 @@ from sqlalchemy import and_, bindparam, func, literal_column, select, true, upda
 from chatcrm.db.database import Connection, Database
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import events, webhook_deliveries, webhooks
+from chatcrm.events.publisher import queue_before_disabling
 from chatcrm.webhooks.outcomes import FAILING, GONE, EndpointEffect, Verdict
 
 _d = webhook_deliveries.c
@@ -366,11 +367,13 @@ async def _endpoint_effect(
         await conn.execute(_RESET_FAILURES, endpoint)
         return None
     if effect is EndpointEffect.DISABLE_GONE:
+        await queue_before_disabling(conn, c.workspace_id, c.webhook_id)
         disabled = await conn.execute(_DISABLE, {**endpoint, "_reason": GONE, "_now": now})
         return GONE if disabled else None
     if effect is EndpointEffect.COUNT_FAILURE:
         failures = await conn.fetchval(_COUNT_FAILURE, endpoint)
         if failures is not None and failures >= limit:
+            await queue_before_disabling(conn, c.workspace_id, c.webhook_id)
             disabled = await conn.execute(_DISABLE, {**endpoint, "_reason": FAILING, "_now": now})
             return FAILING if disabled else None
     return None

@@ -16,6 +16,7 @@ from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection
 from chatcrm.events.feed import end_place
+from chatcrm.events.publisher import queue_before_disabling
 from chatcrm.records import bodies
 from chatcrm.records.bodies import Given
 from chatcrm.records.changes import Change
@@ -135,6 +136,8 @@ async def update(
         current = await repo.get(conn, workspace_id, webhook_id, LISTED)
         if current is not None and not current["enabled"]:
             change.columns.update(await _feed_end(conn, workspace_id))
+    elif given.clean.get("enabled") is False:
+        await queue_before_disabling(conn, workspace_id, webhook_id)
     if not await repo.update_webhook(conn, workspace_id, webhook_id, change.columns):
         raise WebhookNotFound(webhook_id)
     return await get(conn, workspace_id=workspace_id, webhook_id=webhook_id)
