@@ -312,6 +312,32 @@ def test_opportunities_of_one_name_are_as_many_and_come_back_as_many(
     assert ac["assignedAgentId"] == agent["id"]
 
 
+def test_an_opportunity_of_a_deleted_contact_comes_back_unchanged(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """Its opportunities stay when a contact is deleted (B.3), and the export names the
+    contact by id: a re-run of that file matches them (it failed their rows)."""
+    account = new_account(database_url)
+    first = Workspace(server, account.api_key, account.workspace_id)
+    gone = first.call("POST", "/api/contact", json={"name": "Gone", "email": "gone@example.com"})
+    first.call(
+        "POST", "/api/opportunity", json={"name": "Orphan", "amount": 5, "contactId": gone["id"]}
+    )
+    first.call("POST", "/api/contact/delete-batch", json={"contactIds": [{"ids": gone["id"]}]})
+    exported = tmp_path / "opportunities.csv"
+    assert first.cli("export", "opportunities", "-o", str(exported)).exit_code == 0
+    [row] = read_csv(exported)
+    assert row["contact"] == gone["id"]
+    for _ in range(2):
+        back = first.cli("import", "opportunities", str(exported))
+        assert summary(back) == "created 0, updated 0, unchanged 1, failed 0", back.output
+    # An id no opportunity of the workspace names is still no contact.
+    row["contact"] = "01a22a91-0000-7000-8000-000000000000"
+    other = write_csv(tmp_path / "other.csv", [list(row), list(row.values())])
+    failed = first.cli("import", "opportunities", str(other))
+    assert summary(failed) == "created 0, updated 0, unchanged 0, failed 1", failed.output
+
+
 def test_a_wrong_key_or_workspace_is_exit_2_before_any_row(
     server: Server, database_url: str, tmp_path: Path
 ) -> None:

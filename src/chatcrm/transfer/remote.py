@@ -103,14 +103,17 @@ class Remote:
         return self.pages("/api/opportunity", filters)
 
     def find_contact(self, value: str) -> str | None:
-        """The id of the live contact that `value` names: an id, an email or a phone."""
+        """The id of the live contact that `value` names: an id, an email or a phone. Also
+        the id of a deleted contact that opportunities of the workspace still name (an
+        export writes it): a re-run of that file matches them, as it matches any other."""
         if is_id(value):
             from chatcrm_client import NotFound
 
             try:
                 self._get(f"/api/contact/{value}")
             except NotFound:
-                return None
+                linked = next(iter(self.opportunities({"contactId": value})), [])
+                return value if linked else None
             return value
         if "@" in value:
             data = _plain(self._get("/api/contact/searchByEmail", {"email": value}))
