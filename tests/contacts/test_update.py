@@ -84,6 +84,10 @@ def test_body_id_and_workspace_that_match_are_accepted(api: Api) -> None:
     contact = api.create_contact()
     body = {"paramToUpdate": "name", "name": "Bea", "id": contact["id"], "workspaceId": api.ws}
     assert updated(put(api, contact["id"], body), contact["id"])["name"] == "Bea"
+    # A template's empty id and workspaceId count as absent, both alike.
+    for empty in (None, ""):
+        body = {"paramToUpdate": "name", "name": "Cy", "id": empty, "workspaceId": empty}
+        assert updated(put(api, contact["id"], body), contact["id"])["name"] == "Cy"
 
 
 # --- query, header and workspace rules ---------------------------------------------------

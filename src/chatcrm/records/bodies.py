@@ -112,7 +112,8 @@ def update_names(
         names = _implicit_names(table, body)
     else:
         names = _param_names(table, body)
-    if "id" in body and body["id"] != record_id:
+    # As a workspaceId's (docs/api.md 1.8 rule 1), an empty or null id counts as absent.
+    if body.get("id") not in (None, "") and body["id"] != record_id:
         raise BadRequest.field("id", f"The body 'id' does not match {id_source}.")
     return names
 
