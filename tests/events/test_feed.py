@@ -190,6 +190,28 @@ def test_wait_answers_when_an_event_is_committed(api: Api) -> None:
     assert 0.6 <= took < 5, took
 
 
+def test_a_waiting_poll_of_a_key_revoked_meanwhile_gets_no_event(api: Api) -> None:
+    """I: a revoked key is refused within 1 s, also by a poll that was already waiting
+    when it was revoked (it handed the next event out)."""
+    made = ok_data(
+        api.post("/api/key", json={"name": "follower", "scopes": ["events:read"]}, workspace=None)
+    )
+    after = ok_data(api.get("/api/events", params={"after": "end"}, auth=made["apiKey"]))["next"]
+
+    def later() -> None:
+        time.sleep(0.7)
+        ok_data(api.delete(f"/api/key/{made['id']}", workspace=None))
+        time.sleep(0.3)
+        api.create_contact()
+
+    writer = threading.Thread(target=later)
+    writer.start()
+    params = {"wait": "20", **({"after": after} if after else {})}
+    answer = api.get("/api/events", params=params, auth=made["apiKey"])
+    writer.join()
+    error(answer, 401, "UNAUTHORIZED")
+
+
 def test_expired_events_leave_the_feed(api: Api, database_url: str) -> None:
     old = api.create_contact()
     new = api.create_contact()

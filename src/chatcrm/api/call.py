@@ -16,7 +16,9 @@ from starlette.requests import Request
 
 from chatcrm.api import headers
 from chatcrm.api.body import read_json_object
+from chatcrm.api.gate import authenticate_again
 from chatcrm.api.state import STATE_AUTH_ERROR, STATE_CONNECTION, STATE_PRINCIPAL
+from chatcrm.auth import scopes
 from chatcrm.auth.service import USER, Principal, bearer_token, check_workspace
 from chatcrm.core import phone
 from chatcrm.core.errors import (
@@ -30,6 +32,7 @@ from chatcrm.core.errors import (
 from chatcrm.core.pagination import TokenCodec
 from chatcrm.db.database import Connection
 from chatcrm.db.secrets import get_secret
+from chatcrm.people.errors import PermissionDenied
 from chatcrm.records import visibility
 
 WORKSPACE_HEADER = "x-workspace-id"
@@ -129,6 +132,17 @@ class Call:
                 self.conn, workspace_id, role=self.principal.role, email=self.principal.email
             )
         return workspace_id
+
+    async def still_allowed(self, workspace_id: str) -> None:
+        """Raise when the caller lost what let it in since the request began (its key
+        revoked, its user disabled, the route's scope or the workspace taken away): for
+        an answer given after a wait."""
+        principal = await authenticate_again(self.request.scope, self.conn)
+        required = getattr(self.request.scope.get("route"), "requirement", None)
+        if required is not None and not scopes.allows(principal.scopes, required):
+            raise PermissionDenied(required[0])
+        state = self.request.app.state
+        await check_workspace(self.conn, state.auth_cache, principal, workspace_id)
 
     async def check_header_workspace(self) -> None:
         """A workspace named in the header must be usable (403) before the body is even

@@ -23,9 +23,10 @@ from chatcrm.api.state import (
     STATE_PRINCIPAL,
     STATE_SESSION,
 )
-from chatcrm.auth.service import authenticate
+from chatcrm.auth.service import Principal, authenticate
 from chatcrm.config import Settings
-from chatcrm.core.errors import RateLimited, ServiceError
+from chatcrm.core.errors import RateLimited, ServiceError, Unauthorized
+from chatcrm.db.database import Connection
 from chatcrm.people import sessions
 from chatcrm.people.errors import CsrfFailed
 
@@ -75,6 +76,19 @@ def check_csrf(scope: Scope, settings: Settings, expected: str) -> None:
         own.add(f"{scope.get('scheme', 'http')}://{host}".lower())
     if origin.lower().rstrip("/") not in own:
         raise CsrfFailed("A change made with the session cookie must come from this server.")
+
+
+async def authenticate_again(scope: Scope, conn: Connection) -> Principal:
+    """Who the request's credentials stand for now: an answer given after a wait (a long
+    poll) must not reach a caller revoked, disabled or signed out meanwhile."""
+    state = scope["app"].state
+    header = _authorization(scope)
+    if header is not None:
+        return await authenticate(conn, state.auth_cache, header)
+    cookie = _session_token(scope)
+    if cookie is None:  # let in by neither: nothing to stand for
+        raise Unauthorized("Missing API key: send the header 'Authorization: Bearer <api key>'.")
+    return (await sessions.authenticate(conn, cookie, state.settings)).principal
 
 
 class GateMiddleware:

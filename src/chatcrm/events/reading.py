@@ -44,9 +44,11 @@ async def read(
     history_of: str | None = None,
     wait: float = 0.0,
     gone: Callable[[], Awaitable[bool]] | None = None,
+    still_allowed: Callable[[], Awaitable[None]] | None = None,
 ) -> Page:
     """A page of the feed (or of one record's history), waiting up to `wait` seconds for
-    an event when there is none yet."""
+    an event when there is none yet. After each wait, `still_allowed` raises when the
+    caller lost its access meanwhile (a key revoked, a user disabled: I's 1 s)."""
     loop = asyncio.get_running_loop()
     bounds = await feed.snapshot(conn, workspace_id)
     horizon = None if bounds is None else bounds[1]
@@ -85,6 +87,8 @@ async def read(
             await asyncio.sleep(pause)
         else:
             await runtime.published.wait(pause)
+        if still_allowed is not None:
+            await still_allowed()
 
 
 async def _unsettled(conn: Connection, workspace_id: str, horizon: int) -> bool:

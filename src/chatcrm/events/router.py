@@ -150,6 +150,7 @@ async def list_events(call: Call) -> Response:
         record_id=call.query("recordId") or None,
         wait=wait,
         gone=call.request.is_disconnected,
+        still_allowed=lambda: call.still_allowed(workspace_id),
     )
     data = {"workspaceId": workspace_id, "events": page.events, "next": page.next}
     return ok(m.EVENTS_OBTAINED, data)
