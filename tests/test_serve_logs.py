@@ -100,7 +100,8 @@ def test_the_last_request_and_shutdown_lines_reach_stderr(
     # The metrics folder is removed however the service was stopped (docs/operations.md
     # 1.2): with one worker, SIGTERM used to end the process before it was.
     assert list(metrics.iterdir()) == []
-    assert process.returncode in (0, 128 + signum), process.returncode
+    # A stop asked for is a success, however asked (a service manager reads 143 as failed).
+    assert process.returncode == 0, process.returncode
     # The very last line of the run is uvicorn's last word.
     if workers == 1:
         assert messages[-1] == f"Finished server process [{started[0]}]", messages

@@ -76,7 +76,9 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
 
 
 def _stopped_by_sigterm(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)
+    # A stop asked for is a success (0), as with SIGINT or `--workers N`: a service
+    # manager counts an exit status of 143 as a failure (systemd's Restart=on-failure).
+    raise SystemExit(0)
 
 
 def check_port(host: str, port: int) -> int:

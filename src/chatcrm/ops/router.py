@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import literal, select
+from sqlalchemy import false, func, literal, literal_column, select
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -17,6 +17,11 @@ from chatcrm.ops import metrics
 
 routes = Routes("operations")
 _PING = select(literal(1).label("one"))
+# How many of a Citus cluster's workers do not answer a statement of their own.
+_ON_WORKERS = func.run_command_on_workers(literal_column("'SELECT 1'")).table_valued("success")
+_SILENT_WORKERS = (
+    select(func.count()).select_from(_ON_WORKERS).where(_ON_WORKERS.c.success.is_(false()))
+)
 
 
 def _status(*keys: str) -> dict[str, object]:
@@ -56,10 +61,15 @@ async def ready(request: Request) -> Response:
     conn: Connection = request.scope["state"][STATE_CONNECTION]
     try:
         await conn.fetchval(_PING)
+        # On Citus the coordinator answering is not enough: every tenant statement runs
+        # on a worker, so one that does not answer makes the API answer 503.
+        silent = await conn.fetchval(_SILENT_WORKERS) if await conn.is_citus() else 0
     except Exception as exc:
         if is_unavailable(exc):
             raise ServiceUnavailable("The database is unreachable.") from exc
         raise
+    if silent:
+        raise ServiceUnavailable(f"{silent} Citus worker node(s) of the database do not answer.")
     return ok(m.READY, {"status": "ready", "database": conn.dialect})
 
 
