@@ -95,3 +95,30 @@ def test_new_contact_and_new_opportunity(visit: Visit, server: str, database_url
     expect(dialog).to_have_count(0)
     assert len(_api(server, account, "GET", "/api/contact")["data"]) == 2
     assert visit.settle() == []
+
+
+def test_a_refusal_is_not_replayed_after_its_cause_is_gone(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """A create refused (409: the email is another contact's) kept its Idempotency-Key, so
+    after that contact was deleted the same Create got the stored refusal again."""
+    account = new_account(database_url)
+    taken = _api(server, account, "POST", "/api/contact", json={"name": "Old", "email": "t@x.io"})
+    visit.goto("/console")
+    _sign_in(visit, account)
+    page = visit.page
+    page.get_by_role("button", name="New contact").click()
+    dialog = page.get_by_role("dialog", name="New contact")
+    dialog.get_by_label("Name", exact=True).fill("New")
+    email = dialog.get_by_label("Email")
+    email.fill("t@x.io")
+    dialog.get_by_role("button", name="Create").click()
+    expect(email).to_have_accessible_description(re.compile("already used"))
+    visit.failed.clear()  # the 409 was the point
+    body = {"contactIds": [{"ids": taken["id"]}]}
+    _api(server, account, "POST", "/api/contact/delete-batch", json=body)
+    dialog.get_by_role("button", name="Create").click()
+    expect(dialog).to_have_count(0)
+    found = _api(server, account, "GET", "/api/contact", params={"q": "t@x.io"})
+    assert [c["name"] for c in found["data"]] == ["New"]
+    assert visit.settle() == []

@@ -272,3 +272,46 @@ def test_amounts_keep_every_digit(visit: Visit, server: str, database_url: str) 
         Decimal("622051690711.6507"),
     ]
     assert visit.settle() == []
+
+
+def test_what_is_typed_while_a_save_is_on_its_way_is_kept(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """A save's answer shows the saved record, but a field changed while it was on its way
+    keeps the change (it was silently put back, and "Nothing to save" followed); the Stage
+    select moved by several arrow presses ends where the record is."""
+    account = new_account(database_url)
+    made = _setup(server, account)
+    ana, workspace = made["ana"], made["workspace"]
+    page = visit.page
+    panel = _open(visit, account, f"contacts/{ana['id']}", "Ana Diaz")
+
+    def slow_update(route: Any) -> None:
+        if route.request.method == "PUT":
+            page.wait_for_timeout(1500)
+        route.continue_()
+
+    page.route("**/api/contact?*", slow_update)
+    panel.get_by_label("Name", exact=True).fill("Anna")
+    panel.get_by_role("button", name="Save").click()
+    panel.get_by_label("Last name").fill("Typed meanwhile")
+    expect(panel.get_by_role("status")).to_have_text("Saved.", timeout=10_000)
+    expect(panel.get_by_label("Last name")).to_have_value("Typed meanwhile")
+    expect(panel.get_by_label("Name", exact=True)).to_have_value("Anna")
+    page.unroute("**/api/contact?*")
+    panel.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("dialog", name="Anna Typed meanwhile")).to_be_visible()
+    stored = _api(server, account, "GET", f"/api/contact/{ana['id']}")["data"][0]
+    assert (stored["name"], stored["lastname"]) == ("Anna", "Typed meanwhile")
+
+    stages = workspace["contactStages"]
+    select = panel.get_by_label("Stage")
+    select.focus()
+    for _ in range(3):
+        page.keyboard.press("ArrowDown")
+    expect(panel.get_by_role("status")).to_have_text(f"Moved to {stages[3]['name']}.")
+    page.wait_for_timeout(500)
+    stored = _api(server, account, "GET", f"/api/contact/{ana['id']}")["data"][0]
+    assert stored["stageId"] == stages[3]["id"]
+    expect(select).to_have_value(stages[3]["id"])
+    assert visit.settle() == []

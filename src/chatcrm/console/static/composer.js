@@ -5,7 +5,7 @@
 // beside it. Each body is sent with its own Idempotency-Key, the same for a repeat of it: a
 // double click sends once.
 import { h } from "./dom.js";
-import { input, labelled, newKey, uid } from "./forms.js";
+import { input, labelled, newKey, retriedUnderItsKey, uid } from "./forms.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 export const WINDOW_CLOSED = "The 24-hour window is closed: send a template.";
@@ -91,6 +91,7 @@ export function composer(ctx, contactId, { feedback, sent }) {
       sent(done.message);
       return true;
     } catch (error) {
+      if (!retriedUnderItsKey(error)) attempt = { body: null, key: null };
       if (error.code === "WINDOW_CLOSED") refusedFor = lastInbound;
       feedback.error(error, controls);
       return false;
@@ -103,8 +104,10 @@ export function composer(ctx, contactId, { feedback, sent }) {
   textForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (busy || text.disabled) return;
-    if (await post({ text: text.value })) {
-      text.value = "";
+    const sending = text.value;
+    if (await post({ text: sending })) {
+      // Emptied only if it still holds what was sent: what was typed meanwhile stays.
+      if (text.value === sending) text.value = "";
       text.focus();
     }
   });

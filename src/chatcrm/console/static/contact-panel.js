@@ -103,10 +103,10 @@ export async function contactPanel(ctx, id, frame) {
   const details = h("div", {});
   const history = loadingList("ol", "history", "No events.");
   const showHistory = () => history.show(() => historyItems(ctx, "contact", `${path}/history`));
-  const show = (next, how) => {
+  const show = (next, how, sent) => {
     state.record = next.record;
     state.etag = next.etag;
-    editor[how](next.record);
+    editor[how](next.record, sent);
     frame.title(fullName(next.record));
     details.replaceChildren(fieldList(ctx, "contact", next.record));
   };
@@ -138,7 +138,8 @@ export async function contactPanel(ctx, id, frame) {
     act(async () => {
       const changes = editor.changes();
       if (!Object.keys(changes).length) return frame.feedback.status("Nothing to save.");
-      show(await updateRecord(ctx, "contact", state, changes), "load");
+      const sent = editor.values();
+      show(await updateRecord(ctx, "contact", state, changes), "saved", sent);
       frame.feedback.status("Saved.");
       ctx.refresh();
       showHistory();
@@ -164,8 +165,9 @@ export async function contactPanel(ctx, id, frame) {
   addActivity.addEventListener("submit", (event) => {
     event.preventDefault();
     activityAct(async () => {
-      await ctx.call("POST", `${path}/activities`, { body: { content: content.value } });
-      content.value = "";
+      const written = content.value;
+      await ctx.call("POST", `${path}/activities`, { body: { content: written } });
+      if (content.value === written) content.value = ""; // what was typed meanwhile stays
       frame.feedback.status("Activity added.");
       showActivities();
       showHistory();

@@ -3,7 +3,18 @@
 // is sent with its own Idempotency-Key, the same for a repeat of it: a double click (or a
 // retry) creates once.
 import { h } from "./dom.js";
-import { Feedback, amountInput, amountOf, input, labelled, newKey, noneOr, select, uid } from "./forms.js";
+import {
+  Feedback,
+  amountInput,
+  amountOf,
+  input,
+  labelled,
+  newKey,
+  noneOr,
+  retriedUnderItsKey,
+  select,
+  uid,
+} from "./forms.js";
 import { explain } from "./words.js";
 
 // An opportunity created here says so (contract B.2: creationTypeId 3, the console).
@@ -148,6 +159,7 @@ export function newRecordDialog(ctx, kind) {
       dialog.close();
       ctx.refresh();
     } catch (error) {
+      if (!retriedUnderItsKey(error)) attempt = { body: null, key: null };
       const open = (id) => ctx.openPanel("contact", id);
       feedback.error(await explain(ctx, kind, error, open), fields.controls);
     } finally {

@@ -72,11 +72,11 @@ export async function opportunityPanel(ctx, id, frame) {
   const details = h("div", {});
   const history = loadingList("ol", "history", "No events.");
   const showHistory = () => history.show(() => historyItems(ctx, "opportunity", `${path}/history`));
-  const show = (next, how) => {
+  const show = (next, how, sent) => {
     const linked = state.record.contactId;
     state.record = next.record;
     state.etag = next.etag;
-    editor[how](next.record);
+    editor[how](next.record, sent);
     frame.title(next.record.name);
     const status = next.record.winLossStatus;
     badge.textContent = OUTCOMES[status] ?? String(status);
@@ -97,7 +97,8 @@ export async function opportunityPanel(ctx, id, frame) {
   const act = actions(frame, () => editor.controls(), reload, explainer);
   const save = (changes, how, message) =>
     act(async () => {
-      show(await updateRecord(ctx, "opportunity", state, changes), how);
+      const sent = editor.values();
+      show(await updateRecord(ctx, "opportunity", state, changes), how, sent);
       frame.feedback.status(message);
       ctx.refresh();
       showHistory();
@@ -126,7 +127,7 @@ export async function opportunityPanel(ctx, id, frame) {
       frame.feedback.status("Nothing to save.");
       return;
     }
-    save(changes, "load", "Saved.");
+    save(changes, "saved", "Saved.");
   });
   if (writable) {
     saveStageOnChange(ctx, "opportunity", workspace.opportunityStages, stage, { state, act, show, frame, showHistory });
@@ -154,7 +155,7 @@ export async function opportunityPanel(ctx, id, frame) {
     activityAct(async () => {
       const body = { content: content.value, categoryType: category.value, date: new Date().toISOString() };
       await ctx.call("POST", `${path}/agent/activities`, { body });
-      content.value = "";
+      if (content.value === body.content) content.value = ""; // what was typed meanwhile stays
       frame.feedback.status("Activity added.");
       showActivities();
       // An activity is a change of the opportunity (its updatedDate): read its new version.

@@ -78,13 +78,19 @@ export function followChanges(ctx, type, state, editor, read, take) {
 // once (the select goes back on error), and the board follows. `panel` holds the panel's
 // state, act, show, frame and showHistory.
 export function saveStageOnChange(ctx, kind, stages, stage, panel) {
-  stage.addEventListener("change", () => {
-    const before = panel.state.record.stageId;
-    panel.act(async () => {
+  // One save at a time; a choice made while one is on its way (arrow keys move the
+  // select a stage a press) is saved when it ends, so the select never shows a stage the
+  // record is not in.
+  let saving = false;
+  const save = async () => {
+    if (saving || stage.value === panel.state.record.stageId) return;
+    saving = true;
+    const wanted = stage.value;
+    const ran = await panel.act(async () => {
       try {
-        panel.show(await updateRecord(ctx, kind, panel.state, { stageId: stage.value }), "merge");
+        panel.show(await updateRecord(ctx, kind, panel.state, { stageId: wanted }), "merge");
       } catch (error) {
-        stage.value = before;
+        stage.value = panel.state.record.stageId;
         throw error;
       }
       const moved = stages.find((s) => s.id === panel.state.record.stageId);
@@ -92,7 +98,11 @@ export function saveStageOnChange(ctx, kind, stages, stage, panel) {
       ctx.refresh();
       panel.showHistory();
     });
-  });
+    saving = false;
+    if (!ran) stage.value = panel.state.record.stageId; // another action was under way
+    else save();
+  };
+  stage.addEventListener("change", save);
 }
 
 export class Editor {
@@ -112,6 +122,20 @@ export class Editor {
       send: options.send || (() => control.value),
       instant: Boolean(options.instant),
     });
+  }
+
+  // What each control holds now (taken as a save is sent).
+  values() {
+    return Object.fromEntries(this.fields.map((field) => [field.wire, field.value()]));
+  }
+
+  // The record a save answered: controls still holding what they held when it was sent
+  // show it; one changed while the save was on its way keeps the change (Save sends it).
+  saved(record, sent) {
+    for (const field of this.fields) {
+      if (field.value() === sent[field.wire]) field.write(record);
+    }
+    this.baseline = record;
   }
 
   // Every control shows the record.
@@ -154,8 +178,9 @@ export class Editor {
 // marked, and a "Reload" button when the record changed meanwhile (412).
 export function actions(frame, controls, reload, explainer = async (error) => error) {
   let busy = false;
+  // Resolves to whether `work` ran (false: another action was under way).
   return async (work) => {
-    if (busy) return;
+    if (busy) return false;
     busy = true;
     frame.feedback.clear();
     try {
@@ -170,6 +195,7 @@ export function actions(frame, controls, reload, explainer = async (error) => er
     } finally {
       busy = false;
     }
+    return true;
   };
 }
 
