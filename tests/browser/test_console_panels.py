@@ -315,3 +315,45 @@ def test_what_is_typed_while_a_save_is_on_its_way_is_kept(
     assert stored["stageId"] == stages[3]["id"]
     expect(select).to_have_value(stages[3]["id"])
     assert visit.settle() == []
+
+
+def test_an_open_panel_follows_activities_and_merges_made_elsewhere(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """docs/console.md: an open panel takes in the changes made to its record elsewhere.
+    Activities added elsewhere never showed, and a merge into the contact left the panel
+    on its old version (its next Save was a puzzling 412)."""
+    account = new_account(database_url)
+    made = _setup(server, account)
+    ana, deal = made["ana"], made["deal"]
+    page = visit.page
+    panel = _open(visit, account, f"contacts/{ana['id']}", "Ana Diaz")
+    activities = panel.get_by_role("region", name="Activities")
+    _api(server, account, "POST", f"/api/contact/{ana['id']}/activities", json={"content": "Met"})
+    expect(activities.get_by_role("listitem")).to_have_text([re.compile("Met")], timeout=3000)
+    twin = {"name": "Ana", "email": "twin@example.com", "internalWhatsappNumber": "+51987654321"}
+    duplicate = _api(server, account, "POST", "/api/contact", json=twin)["contact"]
+    merge = {"primaryId": ana["id"], "duplicateIds": [duplicate["id"]]}
+    _api(server, account, "POST", "/api/contact/merge", json=merge)
+    expect(panel.get_by_label("Phone")).to_have_value(re.compile("51987654321"), timeout=3000)
+    page.wait_for_timeout(500)
+    panel.get_by_label("Last name").fill("Díaz")
+    panel.get_by_role("button", name="Save").click()
+    expect(panel.get_by_role("status")).to_have_text("Saved.")
+    page.keyboard.press("Escape")
+
+    page.get_by_role("link", name="Opportunities").click()
+    page.get_by_role("article", name=re.compile("^Big deal")).click()
+    expect(page.get_by_role("dialog", name="Big deal", exact=True)).to_be_visible()
+    panel = page.locator("dialog.panel")
+    activities = panel.get_by_role("region", name="Activities")
+    body = {"content": "Sent the quote", "categoryType": "Calls", "date": "2026-11-30T10:00:00Z"}
+    _api(server, account, "POST", f"/api/opportunity/{deal['id']}/agent/activities", json=body)
+    expect(activities.get_by_role("listitem")).to_have_text(
+        [re.compile("Sent the quote")], timeout=3000
+    )
+    page.wait_for_timeout(1500)  # the new version is taken in within about a second
+    panel.get_by_label("Description").fill("After the call")
+    panel.get_by_role("button", name="Save").click()
+    expect(panel.get_by_role("status")).to_have_text("Saved.")
+    assert visit.settle() == []

@@ -193,13 +193,20 @@ export async function contactPanel(ctx, id, frame) {
   // Changes made elsewhere meanwhile, a message's effects among them (panel-parts.js).
   const stopFollowing = followChanges(
     ctx,
-    "contact.updated",
+    ["contact.updated", "contact.merged"], // a merge into it changes it too
     state,
     editor,
     () => readRecord(ctx, path, { shape: "full" }),
     (next) => {
       show(next, "merge");
       showHistory();
+    },
+    {
+      type: "contact.activity.created",
+      show: () => {
+        showActivities();
+        showHistory();
+      },
     },
   );
   const talk = allows(ctx.session, "messages:read") ? conversation(ctx, state.record.id) : null;

@@ -167,7 +167,8 @@ export async function opportunityPanel(ctx, id, frame) {
   // Changes made elsewhere meanwhile (panel-parts.js).
   const stopFollowing = followChanges(
     ctx,
-    "opportunity.updated",
+    // An activity is a change of the opportunity (its updatedDate, its version).
+    ["opportunity.updated", "opportunity.activity.created"],
     state,
     editor,
     () => readRecord(ctx, path),
@@ -175,6 +176,7 @@ export async function opportunityPanel(ctx, id, frame) {
       show(next, "merge");
       showHistory();
     },
+    { type: "opportunity.activity.created", show: () => showActivities() },
   );
   frame.dialog.addEventListener("close", stopFollowing);
 

@@ -35,15 +35,19 @@ const FOLLOW_DELAY = 100; // ms to gather one burst of events into one read
 // read may already hold a later change) — nothing more is taken in: Save then meets the
 // other version (412) and offers "Reload", so nobody's change is overwritten unseen.
 // Returns the function that stops following.
-export function followChanges(ctx, type, state, editor, read, take) {
+export function followChanges(ctx, types, state, editor, read, take, activities = null) {
   let pending = null;
   let staleAt = null; // the version the panel had when an edited field changed elsewhere
   const follow = (events) => {
+    // An activity added elsewhere: the panel's list of them (and its history) follows.
+    if (activities && events.some((e) => e.type === activities.type && e.recordId === state.record.id)) {
+      activities.show();
+    }
     if (staleAt !== null && staleAt !== state.etag) staleAt = null; // saved or reloaded since
     const edited = editor.changes();
     const newer = events.filter(
       (event) =>
-        event.type === type &&
+        types.includes(event.type) &&
         event.recordId === state.record.id &&
         event.recordVersion > versionOf(state.etag),
     );
