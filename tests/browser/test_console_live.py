@@ -169,3 +169,35 @@ def test_closing_a_panel_gives_the_focus_back_to_its_card_drawn_again(
     expect(page.get_by_role("dialog")).to_have_count(0)
     expect(card).to_be_focused()
     assert visit.settle() == []
+
+
+def test_a_live_reload_that_failed_is_tried_again_and_its_alert_goes(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """One board read answered 503 left the board stale (the feed had passed the event
+    that asked for it) and its alert up for good."""
+    account = new_account(database_url)
+    workspace = api(server, account, "GET", f"/api/workspace/{account.workspace_id}")
+    first = workspace["contactStages"][0]
+    page = _open_console(visit, account)
+    column = page.get_by_role("region", name=first["name"], exact=True)
+    expect(column.get_by_label("0 contacts")).to_have_text("0")
+    refused: list[str] = []
+
+    def once_unavailable(route: Route) -> None:
+        if refused:
+            route.continue_()
+            return
+        refused.append(route.request.url)
+        body = '{"success":false,"code":503,"errorCode":"SERVICE_UNAVAILABLE",'
+        body += '"message":"The database is unreachable; retry shortly.","data":null}'
+        route.fulfill(status=503, body=body, content_type="application/json")
+
+    page.route("**/api/contact/board*", once_unavailable)
+    create(server, account, "contact", name="Eli", email="eli@example.com")
+    alert = page.locator("p.error[role=alert]")
+    expect(alert).to_contain_text("retry shortly", timeout=LIVE_MS)
+    expect(column.get_by_role("article", name="Eli")).to_be_visible(timeout=5000)
+    expect(alert).to_be_hidden()
+    visit.failed.clear()  # the 503 was the point
+    assert refused and visit.settle() == []

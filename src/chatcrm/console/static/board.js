@@ -12,6 +12,7 @@ import { writes } from "./session.js";
 const PAGE = 50;
 const SEARCH_DELAY = 250; // ms of quiet typing before the board is searched
 const LIVE_DELAY = 100; // ms to gather the events of one burst into one reload
+const RELOAD_RETRY = 2000; // ms before a failed reload is tried again
 const KINDS = {
   contact: { noun: "contacts", title: "Contacts board", written: "contact" },
   // The update's answer spells it with one p, as the original service does.
@@ -102,10 +103,22 @@ class Board {
     try {
       data = await this.fetchBoard();
     } catch (error) {
-      if (turn === this.loads) this.failed(error);
+      if (turn !== this.loads) return;
+      this.failed(error);
+      // Tried again: the feed has passed the events that asked for it, and nothing else
+      // would bring their changes in (a 503 of a moment left the board stale).
+      this.reloadFailed = true;
+      clearTimeout(this.retry);
+      if (!(error instanceof ApiError && error.status === 401)) {
+        this.retry = setTimeout(() => this.region.isConnected && this.reload(), RELOAD_RETRY);
+      }
       return;
     }
     if (turn !== this.loads || !this.region.isConnected) return;
+    if (this.reloadFailed) {
+      this.reloadFailed = false;
+      this.alert.hidden = true; // that failure's message is no longer true
+    }
     const focused = document.activeElement?.closest?.(".card")?.dataset.id;
     this.render(data);
     if (focused) this.cards.get(focused)?.element.focus();
