@@ -250,3 +250,31 @@ def test_an_assigned_only_agent_loses_what_is_reassigned_away_without_a_reload(
     # Given back, it comes back (its events are the agent's again: the feed brings it).
     update(server, account, "contact", ana, assignedAgentId=mine["id"])
     expect(page.get_by_role("article", name="Deal of Ana")).to_be_visible(timeout=4000)
+
+
+def test_a_role_changed_while_signed_in_is_followed_at_its_first_refusal(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """An admin demoted to viewer while signed in kept an admin's nav and controls until a
+    reload: the first refusal makes the console read the role again."""
+    account = new_account(database_url)
+    _records(server, account)
+    invited = _invite(server, account, "admin")
+    _set_password(visit, invited)
+    page = visit.page
+    nav = page.get_by_role("navigation", name="Console")
+    expect(nav.get_by_role("link", name="Users")).to_be_visible()
+    user_id = invited["user"]["id"] if "user" in invited else invited["id"]
+    body = {"role": "viewer", "workspaceIds": [account.workspace_id]}
+    api(server, account, "PUT", f"/api/user/{user_id}", json=body)
+    page.get_by_role("button", name="New contact").click()
+    dialog = page.get_by_role("dialog", name="New contact")
+    dialog.get_by_label("Name", exact=True).fill("Zed")
+    dialog.get_by_role("button", name="Create").click()
+    expect(dialog.get_by_role("alert")).to_contain_text("contacts:write")
+    visit.failed.clear()  # the 403 was the point
+    dialog.get_by_role("button", name="Cancel").click()
+    for name in ("Users", "Keys", "Channels"):
+        expect(nav.get_by_role("link", name=name)).to_be_hidden()
+    expect(page.get_by_role("button", name="New contact")).to_have_count(0)
+    assert visit.settle() == []

@@ -265,6 +265,7 @@ function context(workspace) {
         return await call(session, method, path, options);
       } catch (error) {
         ctx.ended(error);
+        ctx.refusedByRole(error);
         throw error;
       }
     },
@@ -274,6 +275,22 @@ function context(workspace) {
     ended: (error) => {
       const over = error instanceof ApiError && ENDED.has(error.code);
       if (over && current === ctx && ctx.session === session) signIn(error.message);
+    },
+    // A permission refused that the console offered: the person's role may have changed
+    // since they signed in (K.3: controls a role does not allow are not shown). It is
+    // read again, and the nav and the view follow it.
+    refusedByRole: async (error) => {
+      if (!(error instanceof ApiError && error.code === "PERMISSION_DENIED") || !session.user) return;
+      const asked = session;
+      try {
+        const current = await call(session, "GET", "/api/session");
+        if (asked !== session || current.user.role === session.user.role) return;
+        session.user = current.user;
+        offerViews();
+        render(ctx);
+      } catch {
+        // the next request says what is wrong
+      }
     },
     // Render the current view again (after a save, or when the events feed says so).
     refresh: () => render(ctx),
@@ -348,6 +365,15 @@ async function render(ctx, { route = false } = {}) {
   }
 }
 
+// Views the caller's role or key does not allow are not offered (the API refuses them
+// anyway); the views themselves leave out the controls it does not allow.
+function offerViews() {
+  for (const link of nav.querySelectorAll("a[data-view]")) {
+    const shown = VIEWS[link.dataset.view].shown;
+    link.hidden = shown ? !shown(session) : false;
+  }
+}
+
 async function openWorkspace() {
   leaveWorkspace(); // whatever was open before: its feed, panels and filters
   // Signing out while the workspace loads replaces `session`: what was being opened is then
@@ -367,12 +393,7 @@ async function openWorkspace() {
   workspaceName.textContent = workspace.name;
   workspaceName.hidden = false;
   switchWorkspace.hidden = false;
-  // Views the caller's role or key does not allow are not offered (the API refuses them
-  // anyway); the views themselves leave out the controls it does not allow.
-  for (const link of nav.querySelectorAll("a[data-view]")) {
-    const shown = VIEWS[link.dataset.view].shown;
-    link.hidden = shown ? !shown(session) : false;
-  }
+  offerViews();
   const ctx = context(workspace);
   current = ctx;
   stopFollowing = follow(ctx);
