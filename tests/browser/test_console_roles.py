@@ -241,8 +241,11 @@ def test_an_assigned_only_agent_loses_what_is_reassigned_away_without_a_reload(
     _set_password(visit, invited)
     page = visit.page
     expect(page.get_by_role("article", name="Ana")).to_be_visible()
+    page.get_by_role("article", name="Ana").click()  # its panel open: it goes too
+    expect(page.get_by_role("dialog", name="Ana", exact=True)).to_be_visible()
     update(server, account, "contact", ana, assignedAgentId=other["id"])
     expect(page.get_by_role("article", name="Ana")).to_have_count(0, timeout=4000)
+    expect(page.get_by_role("dialog", name="Ana", exact=True)).to_have_count(0, timeout=4000)
     expect(page.get_by_role("article", name="Bea")).to_be_visible()
     page.get_by_role("link", name="Opportunities").click()
     expect(page.get_by_role("heading", name="Opportunities")).to_be_visible()

@@ -202,11 +202,14 @@ export async function contactPanel(ctx, id, frame) {
       showHistory();
     },
     {
-      type: "contact.activity.created",
-      show: () => {
-        showActivities();
-        showHistory();
+      activities: {
+        type: "contact.activity.created",
+        show: () => {
+          showActivities();
+          showHistory();
+        },
       },
+      gone: () => frame.dialog.close(),
     },
   );
   const talk = allows(ctx.session, "messages:read") ? conversation(ctx, state.record.id) : null;

@@ -176,7 +176,10 @@ export async function opportunityPanel(ctx, id, frame) {
       show(next, "merge");
       showHistory();
     },
-    { type: "opportunity.activity.created", show: () => showActivities() },
+    {
+      activities: { type: "opportunity.activity.created", show: () => showActivities() },
+      gone: () => frame.dialog.close(),
+    },
   );
   frame.dialog.addEventListener("close", stopFollowing);
 

@@ -1,6 +1,7 @@
 // What the contact and opportunity panels share: reading and updating a record with its
 // ETag, the edited fields, one action at a time with its errors shown, sections and lists,
 // the history and the list of every field.
+import { ApiError } from "./api.js";
 import { h } from "./dom.js";
 import { time, uid } from "./forms.js";
 import { formatPhone, historyLine, labelOf } from "./words.js";
@@ -35,10 +36,17 @@ const FOLLOW_DELAY = 100; // ms to gather one burst of events into one read
 // read may already hold a later change) — nothing more is taken in: Save then meets the
 // other version (412) and offers "Reload", so nobody's change is overwritten unseen.
 // Returns the function that stops following.
-export function followChanges(ctx, types, state, editor, read, take, activities = null) {
+// `activities`: {type, show} of the record's activity events; `gone`: what to do when a
+// sweep (an assigned-only agent's, live.js) finds the record hidden from the caller now.
+export function followChanges(ctx, types, state, editor, read, take, { activities = null, gone = null } = {}) {
   let pending = null;
   let staleAt = null; // the version the panel had when an edited field changed elsewhere
-  const follow = (events) => {
+  const follow = (events, swept) => {
+    if (swept) {
+      // No event says a record left an agent's sight: it is read again, and a 404 closes it.
+      if (gone) read().catch((error) => error instanceof ApiError && error.status === 404 && gone());
+      return;
+    }
     // An activity added elsewhere: the panel's list of them (and its history) follows.
     if (activities && events.some((e) => e.type === activities.type && e.recordId === state.record.id)) {
       activities.show();
