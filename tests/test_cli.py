@@ -339,6 +339,25 @@ def test_keys_revoke_twice_or_unknown_fails(database_url: str) -> None:
     )
 
 
+def test_keys_are_named_by_any_form_of_their_id(database_url: str) -> None:
+    """operations.md 4.8: the 32 hex digits inside `ccrm_<key id>_<secret>` are the key's
+    id; `revoke` and `limit` take them in any case, as the dashed id or the whole key."""
+    created = init_json(database_url)
+    url = ("--database-url", database_url)
+    extra = one_json_object(
+        run_cli("keys", "create", "--account", created["accountId"], "--json", *url)
+    )
+    digits = extra["apiKey"].split("_")[1]
+    assert digits == extra["keyId"].replace("-", "")
+    succeeded(run_cli("keys", "limit", digits.upper(), "5", *url))
+    succeeded(run_cli("keys", "limit", extra["keyId"].upper(), "default", *url))
+    # A negative rate is a rate refused, not an unknown option.
+    assert "RATE" in failed_with_one_line(run_cli("keys", "limit", digits, "-3", *url))
+    succeeded(run_cli("keys", "revoke", digits, *url))
+    refused = failed_with_one_line(run_cli("keys", "limit", digits, "5", *url))
+    assert "revoked" in refused
+
+
 def test_keys_are_stored_only_as_hashes(database_url: str, backend: str) -> None:
     created = init_json(database_url)
     extra = one_json_object(

@@ -132,19 +132,30 @@ async def _scoped_key(
     return key_id, raw
 
 
+def _key_id(given: str) -> str:
+    """A key's id as the database holds it, from the id in any case, the 32 hex digits a
+    key shows (`ccrm_<32 hex>_…`), or the whole key."""
+    from chatcrm.auth import keys as key_format
+
+    parsed = key_format.parse_key(given)
+    if parsed is not None:
+        return parsed[0]
+    digits = given.replace("-", "").lower()
+    if len(digits) == 32 and all(c in "0123456789abcdef" for c in digits):
+        return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+    return given
+
+
 @keys.command("revoke")
 @database_url_option
 @click.argument("key_id")
 def keys_revoke(database_url: str | None, key_id: str) -> None:
     """Revoke an API key by its id (the key itself is accepted too)."""
-    from chatcrm.auth import keys as key_format
     from chatcrm.auth import repository as auth_repo
     from chatcrm.auth.service import revoke_key
     from chatcrm.people import audit
 
-    parsed = key_format.parse_key(key_id)
-    if parsed is not None:
-        key_id = parsed[0]
+    key_id = _key_id(key_id)
 
     async def work(conn: Connection) -> None:
         key = await auth_repo.get_key(conn, key_id)
@@ -158,18 +169,17 @@ def keys_revoke(database_url: str | None, key_id: str) -> None:
     click.echo(f"chatcrm: revoked key {key_id}")
 
 
-@keys.command("limit")
+# A negative RATE (`-3`) is read as the argument it is, and refused as a rate.
+@keys.command("limit", context_settings={"ignore_unknown_options": True})
 @database_url_option
 @click.argument("key_id")
 @click.argument("rate")
 def keys_limit(database_url: str | None, key_id: str, rate: str) -> None:
     """Set a key's rate limit: requests per second, 0 for unlimited, or `default`."""
-    from chatcrm.auth import keys as key_format
+    from chatcrm.auth import repository as auth_repo
     from chatcrm.auth.service import set_rate_limit
 
-    parsed = key_format.parse_key(key_id)
-    if parsed is not None:
-        key_id = parsed[0]
+    key_id = _key_id(key_id)
     value: float | None
     if rate == "default":
         value = None
@@ -182,6 +192,9 @@ def keys_limit(database_url: str | None, key_id: str, rate: str) -> None:
             fail("RATE must be a number of requests per second, 0, or 'default'")
 
     async def work(conn: Connection) -> None:
+        key = await auth_repo.get_key(conn, key_id)
+        if key is not None and key["revoked_at"] is not None:
+            raise CommandError(f"API key {key_id!r} is revoked: a limit would change nothing")
         if not await set_rate_limit(conn, key_id, value):
             raise CommandError(f"no API key with id {key_id!r}")
 
