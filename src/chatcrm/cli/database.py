@@ -90,8 +90,10 @@ def run_db(
     work: Callable[[Connection], Awaitable[T]],
     *,
     create: bool = False,
+    migrated: list[tuple[str | None, str]] | None = None,
 ) -> T:
-    """Migrate (idempotent, locked), then run `work` in one transaction. Only `create`
+    """Migrate (idempotent, locked; what it did goes into `migrated`), then run `work` in
+    one transaction. Only `create`
     (serve, init, migrate) may create a SQLite file: any other command run in the wrong
     folder would otherwise work on a new, empty database and find nothing."""
     settings = settings_for(database_url)
@@ -105,9 +107,11 @@ def run_db(
     async def main() -> T:
         engine = standalone_engine(settings.database_url, settings)
         try:
-            await upgrade(engine)
+            done = await upgrade(engine)
         finally:
             await engine.dispose()
+        if done is not None and migrated is not None:
+            migrated.append(done)
         db = Database(settings)
         try:
             async with db.transaction() as conn:

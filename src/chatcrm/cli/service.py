@@ -27,8 +27,14 @@ def migrate(database_url: str | None) -> None:
     async def nothing(_: Connection) -> None:
         return None
 
-    run_db(database_url, nothing, create=True)
-    click.echo("chatcrm: database is up to date")
+    migrated: list[tuple[str | None, str]] = []
+    run_db(database_url, nothing, create=True, migrated=migrated)
+    if migrated:  # what an operator upgrading wants to see happened
+        before, after = migrated[0]
+        start = "an empty database" if before is None else f"revision {before}"
+        click.echo(f"chatcrm: database migrated from {start} to revision {after}")
+    else:
+        click.echo("chatcrm: database is up to date")
 
 
 @click.command()

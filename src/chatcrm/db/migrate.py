@@ -63,7 +63,7 @@ async def current_revision(conn: AsyncConnection) -> str | None:
     return str(rows[0][0]) if len(rows) == 1 else None
 
 
-async def upgrade(engine: AsyncEngine, *, lay_out: bool = True) -> None:
+async def upgrade(engine: AsyncEngine, *, lay_out: bool = True) -> tuple[str | None, str] | None:
     """Migrate to head inside one transaction that holds the migration lock.
 
     PostgreSQL: a transaction-scoped advisory lock, so nodes starting together queue up
@@ -74,16 +74,23 @@ async def upgrade(engine: AsyncEngine, *, lay_out: bool = True) -> None:
     added are then laid out too (distributed or made reference tables), after the
     migration's commit: Citus copies a table's rows in a transaction of its own.
     `lay_out=False` leaves that to the caller (`chatcrm citus distribute` reports it).
+
+    Returns the revisions migrated from and to (None: from an empty database), or None
+    when there was nothing to do.
     """
+    migrated: tuple[str | None, str] | None = None
     async with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_LOCK_KEY})
         head = head_revision()
-        if head is None or await current_revision(conn) != head:
+        before = await current_revision(conn)
+        if head is None or before != head:
             await conn.run_sync(_upgrade_sync)
+            migrated = (before, str(await current_revision(conn)))
         on_citus = lay_out and await is_laid_out(conn)
     if on_citus:
         await distribute(engine)
+    return migrated
 
 
 def _upgrade_sync(connection: Connection) -> None:
