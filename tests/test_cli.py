@@ -529,12 +529,14 @@ def test_bad_database_urls_fail_with_one_line(url: str) -> None:
     ],
 )
 def test_a_bad_database_url_is_named_without_its_password(url: str, says: str) -> None:
-    for result in (
-        run_cli("migrate", "--database-url", url),
-        run_cli("accounts", "list", env={"CHATCRM_DATABASE_URL": url}),
+    for result, setting in (
+        (run_cli("migrate", "--database-url", url), "--database-url"),
+        (run_cli("accounts", "list", env={"CHATCRM_DATABASE_URL": url}), "CHATCRM_DATABASE_URL"),
     ):
         line = failed_with_one_line(result)
         assert says in line and "secret" not in line and "pw" not in line.split(says)[-1], line
+        if "not a database URL" in says:
+            assert setting in line, line  # the setting the person fixes
 
 
 @pytest.mark.postgres_only

@@ -124,7 +124,7 @@ def run_db(
     except CommandError as exc:
         fail(str(exc))
     except DatabaseUrlError as exc:
-        fail(str(exc))
+        fail(f"{exc} (from {_setting(database_url)})")  # the setting the person fixes
     except Exception as exc:  # a CLI user wants one line, not a traceback
         # Name the setting the URL came from: the person fixes that one.
         sentence = connect_failure(exc, settings.database_url, setting=_setting(database_url))
