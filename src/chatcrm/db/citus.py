@@ -215,9 +215,16 @@ async def check_coordinator(conn: AsyncConnection) -> None:
             "the citus extension is not installed in this database (CREATE EXTENSION citus)"
         )
     if not (await conn.execute(text("SELECT citus_is_coordinator()"))).scalar():
+        # A worker knows the cluster's nodes (metadata synced to it): the fix is the URL.
+        known = (await conn.execute(text("SELECT count(*) FROM pg_dist_node"))).scalar()
+        if known:
+            raise NotACoordinator(
+                "this database is on a Citus worker node: point --database-url at the "
+                "coordinator's database"
+            )
         raise NotACoordinator(
-            "this database is not a Citus coordinator "
-            "(SELECT citus_set_coordinator_host(host, port) on it)"
+            "this database is not a Citus coordinator yet "
+            "(on the coordinator: SELECT citus_set_coordinator_host(host, port))"
         )
     workers = (
         await conn.execute(
