@@ -53,6 +53,8 @@ def test_new_contact_and_new_opportunity(visit: Visit, server: str, database_url
     email.fill("eva@example.com")
     dialog.get_by_role("button", name="Create").dblclick()
     expect(dialog).to_have_count(0)
+    # The focus is back on the button that opened it, not lost on the page.
+    expect(page.get_by_role("button", name="New contact")).to_be_focused()
     column = page.get_by_role("region", name=first["name"], exact=True)
     expect(column.get_by_role("article", name=re.compile(r"^Eva Luna"))).to_have_count(1)
     found = _api(server, account, "GET", "/api/contact", params={"q": "eva@example.com"})

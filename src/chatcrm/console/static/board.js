@@ -120,8 +120,13 @@ class Board {
       this.alert.hidden = true; // that failure's message is no longer true
     }
     const focused = document.activeElement?.closest?.(".card")?.dataset.id;
+    // A column's "Load more" keeps the focus too (a keyboard user's place on the board).
+    const more = document.activeElement?.classList?.contains("more")
+      ? document.activeElement.closest(".column")?.dataset.stage
+      : null;
     this.render(data);
     if (focused) this.cards.get(focused)?.element.focus();
+    if (more) this.columns.get(more)?.more.focus();
     for (const [id, count] of shown) {
       const column = this.columns.get(id);
       while (column && column.next && column.list.children.length < count && turn === this.loads) {

@@ -157,7 +157,9 @@ export function newRecordDialog(ctx, kind) {
     try {
       await ctx.call("POST", fields.path, { body, headers: { "Idempotency-Key": attempt.key } });
       dialog.close();
-      ctx.refresh();
+      await ctx.refresh();
+      // The focus back on the button that opened it (drawn again with the view).
+      [...document.querySelectorAll(".toolbar button")].find((b) => b.textContent === title)?.focus();
     } catch (error) {
       if (!retriedUnderItsKey(error)) attempt = { body: null, key: null };
       const open = (id) => ctx.openPanel("contact", id);
