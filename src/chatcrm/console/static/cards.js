@@ -5,10 +5,12 @@
 import { h } from "./dom.js";
 import { formatPhone } from "./words.js";
 
-// Amounts as numbers in the reader's locale, without a currency (the API names none).
+// Amounts as numbers, without a currency (the API names none), in the one format the
+// amount fields read ("1,200.50": forms.js): in a reader's locale that writes 1.200,50 a
+// total shown one way and typed the other would be read as another amount.
 // Formatted from their digits (api.js keeps them as text): Intl formats a string of digits
 // exactly, where a float would change the last decimal of large amounts.
-const MONEY = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 4 });
+const MONEY = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 4 });
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 
 export function money(value) {

@@ -68,7 +68,8 @@ export function amountInput() {
   return { control, hint };
 }
 
-const AMOUNT = new Intl.NumberFormat(undefined, { maximumFractionDigits: 4 });
+// The format the amount fields read (amountOf), whatever the reader's locale (cards.js).
+const AMOUNT = new Intl.NumberFormat("en-US", { maximumFractionDigits: 4 });
 
 // From the amount's digits (api.js keeps them as text), so that nothing is rounded.
 export function formatAmount(value) {
