@@ -30,7 +30,8 @@ from chatcrm.config import Settings
 from chatcrm.console import pages as console_pages
 from chatcrm.contacts.router import routes as contact_routes
 from chatcrm.db.database import Database
-from chatcrm.db.engine import backend_name
+from chatcrm.db.engine import backend_name, standalone_engine
+from chatcrm.db.migrate import schema_behind
 from chatcrm.events import retention
 from chatcrm.events.notifications import Handler, listen_forever
 from chatcrm.events.publisher import NOTIFY_CHANNEL, Publisher
@@ -133,12 +134,18 @@ def _limiter(settings: Settings) -> Limiter:
         return RateLimiter(share=1.0 / settings.workers)
 
 
-def create_app(settings: Settings | None = None, *, direct_dispatch: bool = True) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, direct_dispatch: bool = True, check_schema: bool = False
+) -> FastAPI:
+    """The service. `check_schema`: refuse to start on a database whose schema is not this
+    code's (workers started by `uvicorn --factory`, which do not migrate)."""
     settings = settings or Settings()
     limiter = _limiter(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if check_schema:
+            await _refuse_another_schema(settings)
         app.state.db = Database(settings)
         # Every worker sends webhooks unless CHATCRM_DISPATCH=0; the event publisher calls
         # app.state.dispatcher.wake() (when not None) after queueing deliveries. Made
@@ -259,4 +266,21 @@ def create_app_from_env() -> FastAPI:
     """Factory for `uvicorn --factory` and the worker processes of `chatcrm serve`."""
     settings = Settings()
     logs.configure(settings.log_level, json=settings.log_json)
-    return create_app(settings)
+    return create_app(settings, check_schema=True)
+
+
+class SchemaMismatch(RuntimeError):
+    """The database's schema is not this code's: the start stops, saying what to run."""
+
+
+async def _refuse_another_schema(settings: Settings) -> None:
+    # Served anyway, every request would answer 500 and the publisher log a traceback
+    # every half second ("no such table"), with no word of what to do.
+    engine = standalone_engine(settings.database_url, settings)
+    try:
+        reason = await schema_behind(engine)
+    finally:
+        await engine.dispose()
+    if reason is not None:
+        log.error("cannot start: %s", reason)
+        raise SchemaMismatch(reason)

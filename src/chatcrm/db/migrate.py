@@ -35,6 +35,16 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return cfg
 
 
+def known_revisions() -> set[str]:
+    """Every revision this code's migrations name."""
+    found: set[str] = set()
+    for script in (MIGRATIONS_DIR / "versions").glob("*.py"):
+        for line in _REVISION_LINE.finditer(script.read_text(encoding="utf-8")):
+            if line["value"] is not None and line["kind"] != "down_revision":
+                found.add(line["value"])
+    return found
+
+
 def head_revision() -> str | None:
     """The newest migration, read from the files' `revision` and `down_revision` lines.
 
@@ -61,6 +71,24 @@ async def current_revision(conn: AsyncConnection) -> str | None:
         return None
     rows = (await conn.execute(text("SELECT version_num FROM alembic_version"))).all()
     return str(rows[0][0]) if len(rows) == 1 else None
+
+
+async def schema_behind(engine: AsyncEngine) -> str | None:
+    """Why this code cannot serve the database (its schema is not this code's: never
+    migrated, or migrated by another version), or None. An unreachable database is not
+    judged here: the service answers 503 until it is back."""
+    head = head_revision()
+    try:
+        async with engine.connect() as conn:
+            found = await current_revision(conn)
+    except Exception:  # unreachable, or refusing: the requests say so
+        return None
+    # A revision this code does not know is a newer one (a node upgraded first migrated):
+    # its migrations only add, so this code still runs there.
+    if head is None or found == head or (found is not None and found not in known_revisions()):
+        return None
+    at = "has no chatcrm schema" if found is None else f"is at schema revision {found}"
+    return f"the database {at}, this version of chatcrm needs {head}: run `chatcrm migrate`"
 
 
 async def upgrade(engine: AsyncEngine, *, lay_out: bool = True) -> tuple[str | None, str] | None:
