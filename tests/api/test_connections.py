@@ -171,5 +171,10 @@ def test_a_request_waits_for_a_full_pool_only_as_long_as_the_connect_timeout(
     refused, waited, served = asyncio.run(run())
     assert refused.status_code == 503, refused.text
     assert refused.json()["errorCode"] is not None
+    # Said as what it is: the database may be fine, this server's connections are busy.
+    assert (
+        refused.json()["message"]
+        == "Every database connection of this server is in use; retry shortly."
+    )
     assert 0.4 <= waited < 3, waited
     assert served.status_code == 200, served.text

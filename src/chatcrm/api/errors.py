@@ -15,6 +15,7 @@ from starlette.routing import BaseRoute, Match
 from chatcrm.api.envelope import error_response
 from chatcrm.core import messages as m
 from chatcrm.core.errors import (
+    POOL_BUSY,
     ROLLED_BACK,
     FieldError,
     NotFound,
@@ -23,6 +24,7 @@ from chatcrm.core.errors import (
     ValidationFailed,
 )
 from chatcrm.db.errors import DataProblem, RolledBack, Unavailable, translate
+from chatcrm.db.pg_pool import PoolExhausted
 
 log = logging.getLogger("chatcrm.errors")
 
@@ -52,6 +54,9 @@ def unavailable(exc: BaseException) -> ServiceUnavailable:
     another one says so, rather than that the database is unreachable."""
     if isinstance(translate(exc), RolledBack):
         return ServiceUnavailable(ROLLED_BACK)
+    cause = exc.__cause__ if isinstance(exc, Unavailable) else exc
+    if isinstance(cause, PoolExhausted):  # the database may be fine: this server is busy
+        return ServiceUnavailable(POOL_BUSY)
     return ServiceUnavailable()
 
 

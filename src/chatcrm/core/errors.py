@@ -158,6 +158,7 @@ class RateLimited(ServiceError):
 # Seconds a client should wait before retrying when the database is unreachable.
 RETRY_AFTER_SECONDS = 2
 DATABASE_UNREACHABLE = "The database is unreachable; retry shortly."
+POOL_BUSY = "Every database connection of this server is in use; retry shortly."
 # A deadlock or serialization failure: the database is fine, the request met another.
 ROLLED_BACK = (
     "Another request changed the same data at the same moment, so this one was undone; retry it."

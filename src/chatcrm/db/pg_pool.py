@@ -27,6 +27,11 @@ import asyncpg
 _SWEEP_SECONDS = 60.0
 
 
+class PoolExhausted(TimeoutError):
+    """No connection came back within the wait: the service is busy, the database may be
+    fine (a 503 of its own words, and its own name in the log line)."""
+
+
 class PoolClosed(asyncpg.InterfaceError):
     """The pool was closed while the caller waited for a connection."""
 
@@ -62,7 +67,8 @@ class PgPool:
     async def acquire(self) -> asyncpg.Connection:
         """A connection: an idle one, a new one while fewer than `max_size` are open, or
         the next one given back, waiting at most `wait_seconds` for it (then
-        `TimeoutError`). Opening one is bounded by the connect function's own timeout."""
+        `PoolExhausted`, a `TimeoutError`). Opening one is bounded by the connect
+        function's own timeout."""
         if self._closed:
             raise PoolClosed("the connection pool is closed")
         idle = self._idle
@@ -74,7 +80,12 @@ class PgPool:
         if self._opened < self.max_size:
             self._opened += 1
             return await self._open()
-        conn = await self._wait()
+        try:
+            conn = await self._wait()
+        except TimeoutError as exc:  # named for what it is: every connection was lent out
+            raise PoolExhausted(
+                f"every connection of the pool was in use for {self.wait_seconds:g} s"
+            ) from exc
         return conn if conn is not None else await self._open()
 
     def release(self, conn: asyncpg.Connection) -> None:
