@@ -21,7 +21,8 @@ from chatcrm.cli import main
 from chatcrm.config import Settings
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.db import citus
-from chatcrm.db.citus import NotACoordinator, distribute
+from chatcrm.db.citus import distribute
+from chatcrm.db.citus_node import NotACoordinator
 from chatcrm.db.database import Connection, Database
 from chatcrm.db.engine import standalone_engine
 from chatcrm.records import writing

@@ -10,7 +10,8 @@ import click
 
 from chatcrm.cli.connect_failures import connect_failure
 from chatcrm.cli.database import database_url_option, fail, settings_for
-from chatcrm.db.citus import NotACoordinator, check_coordinator, distribute
+from chatcrm.db.citus import distribute
+from chatcrm.db.citus_node import NotACoordinator, check_coordinator
 from chatcrm.db.engine import DatabaseUrlError, backend_name, standalone_engine
 from chatcrm.db.migrate import upgrade
 from chatcrm.events.publisher import publish_everything

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from chatcrm.db.citus_node import NotACoordinator, check_coordinator
+
 DISTRIBUTION_COLUMN = "workspace_id"
 # Small, rarely written and read by every request: a copy on every node.
 REFERENCE_TABLES = ("accounts", "workspaces", "api_keys", "channels")
@@ -172,10 +174,6 @@ _PLACE_WEBHOOK = text(
 BeforeEventsMove = Callable[[], Awaitable[None]]
 
 
-class NotACoordinator(Exception):
-    """The database is not a Citus coordinator with workers; says what is missing."""
-
-
 @dataclass(frozen=True)
 class _Table:
     name: str
@@ -185,54 +183,6 @@ class _Table:
     # reference table (a later migration's), which Citus adds to its metadata at once.
     # Its rows are already in a shard of the coordinator: no local copy to remove.
     citus_local: bool
-
-
-async def is_citus(conn: AsyncConnection) -> bool:
-    """Whether the citus extension is installed in this database."""
-    found = await conn.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'citus'"))
-    return found.first() is not None
-
-
-async def is_laid_out(conn: AsyncConnection) -> bool:
-    """Whether `distribute` has run here: `workspaces` is a reference table."""
-    if conn.dialect.name != "postgresql" or not await is_citus(conn):
-        return False
-    found = await conn.execute(
-        text(
-            "SELECT 1 FROM pg_dist_partition "
-            "WHERE logicalrelid = to_regclass('workspaces') AND partmethod = 'n'"
-        )
-    )
-    return found.first() is not None
-
-
-async def check_coordinator(conn: AsyncConnection) -> None:
-    """Raise NotACoordinator unless this is a Citus coordinator with at least one worker."""
-    if conn.dialect.name != "postgresql":
-        raise NotACoordinator("not PostgreSQL: Citus needs a PostgreSQL coordinator")
-    if not await is_citus(conn):
-        raise NotACoordinator(
-            "the citus extension is not installed in this database (CREATE EXTENSION citus)"
-        )
-    if not (await conn.execute(text("SELECT citus_is_coordinator()"))).scalar():
-        # A worker knows the cluster's nodes (metadata synced to it): the fix is the URL.
-        known = (await conn.execute(text("SELECT count(*) FROM pg_dist_node"))).scalar()
-        if known:
-            raise NotACoordinator(
-                "this database is on a Citus worker node: point --database-url at the "
-                "coordinator's database"
-            )
-        raise NotACoordinator(
-            "this database is not a Citus coordinator yet "
-            "(on the coordinator: SELECT citus_set_coordinator_host(host, port))"
-        )
-    workers = (
-        await conn.execute(
-            text("SELECT count(*) FROM pg_dist_node WHERE groupid <> 0 AND noderole = 'primary'")
-        )
-    ).scalar()
-    if not workers:
-        raise NotACoordinator("no Citus worker nodes (SELECT citus_add_node(host, port) first)")
 
 
 def _dependency_order(names: list[str], edges: set[tuple[str, str]]) -> list[str]:

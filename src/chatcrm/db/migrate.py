@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from chatcrm.db.citus import distribute, is_laid_out
+from chatcrm.db.citus import distribute
+from chatcrm.db.citus_node import is_laid_out
 
 if TYPE_CHECKING:
     from alembic.config import Config
