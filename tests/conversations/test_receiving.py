@@ -195,6 +195,31 @@ def test_one_odd_item_does_not_make_the_delivery_refused(conv: Conversation) -> 
     assert sorted(texts) == ["good message", "nulin"]
 
 
+def test_odd_shapes_meta_could_send_do_not_refuse_the_delivery(conv: Conversation) -> None:
+    """A profile that is not an object, a lone UTF-16 surrogate escape (an emoji cut in
+    half: JSON's grammar allows it), nesting deeper than any field read: the delivery is
+    answered 200 and its messages stored."""
+    number = new_sender_number()
+    cut = text_message(number, "cut \ud83d emoji")
+    whole = text_message(number, "whole \U0001f600")
+    payload = delivery(conv.phone_number_id, messages=[cut, whole])
+    value = payload["entry"][0]["changes"][0]["value"]
+    value["contacts"] = [{"profile": "Bob", "wa_id": number}, {"profile": ["x"], "wa_id": "1"}]
+    deep: list[Any] = []
+    for _ in range(600):
+        deep = [deep]
+    value["extra"] = deep
+    raw = encoded(payload)
+    assert b"\\ud83d" in raw  # json.dumps escapes the lone surrogate as Meta's JSON would
+    assert ok_data(conv.deliver(payload, raw=raw)) == {"messages": 2, "statuses": 0}
+    contact = conv.contact_of(number)
+    assert contact["name"] == number  # no profile name: the number
+    texts = sorted(m["text"] for m in conv.messages(contact["id"])["messages"])
+    assert texts == ["cut \ufffd emoji", "whole \U0001f600"]
+    # Still refused: what is not JSON at all, and JSON's missing constants.
+    error(conv.deliver({}, raw=b'{"object": NaN}'), 400, "BAD_REQUEST")
+
+
 def test_every_message_of_every_entry_in_one_delivery(conv: Conversation) -> None:
     a, b = new_sender_number(), new_sender_number()
     first = delivery(conv.phone_number_id, messages=[text_message(a, "a1"), text_message(b, "b1")])

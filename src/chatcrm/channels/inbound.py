@@ -10,6 +10,7 @@ this time finds the message stored.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -66,16 +67,28 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _without_nul(value: Any) -> Any:
-    """The delivery with every NUL character taken out of its strings: PostgreSQL's text
-    cannot hold one, and one message's text must not make Meta's whole delivery refused
-    (and retried for days, its other messages with it)."""
+# Deeper than any field read (a message's fields lie about ten levels down): left out, so
+# that no nesting Meta's parser would take makes this walk (or a later one) fail.
+DEPTH_KEPT = 32
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(value: Any, depth: int = 0) -> Any:
+    """The delivery as it can be stored: every NUL character taken out of its strings
+    (PostgreSQL's text cannot hold one), every lone UTF-16 surrogate (an emoji cut in
+    half) made U+FFFD (UTF-8 cannot hold one), and what lies deeper than any field read
+    left out. One message's oddity must not make Meta's whole delivery refused (and
+    retried for days, its other messages with it)."""
     if isinstance(value, str):
-        return value.replace("\x00", "") if "\x00" in value else value
+        if "\x00" in value:
+            value = value.replace("\x00", "")
+        return _SURROGATE.sub("\ufffd", value) if not value.isascii() else value
+    if depth >= DEPTH_KEPT:
+        return None
     if isinstance(value, dict):
-        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+        return {storable(k): storable(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_without_nul(v) for v in value]
+        return [storable(v, depth + 1) for v in value]
     return value
 
 
@@ -106,7 +119,7 @@ async def apply(conn: Connection, channel: Row, payload: object) -> Applied:
     DuplicateContact) on a racing duplicate (see the module docstring)."""
     restrict(None)  # no caller: nothing is hidden from a channel
     conn.actor = actor(channel)
-    payload = _without_nul(payload)
+    payload = storable(payload)
     await conn.begin()
     applied = Applied()
     now = utcnow()
@@ -125,8 +138,9 @@ async def apply(conn: Connection, channel: Row, payload: object) -> Applied:
             if str(metadata.get("phone_number_id")) != channel["phone_number_id"]:
                 continue
             names = {
-                str(c.get("wa_id")): _str((c.get("profile") or {}).get("name"))
+                str(c.get("wa_id")): _str(profile.get("name"))
                 for c in _items(value, "contacts")
+                if isinstance(profile := c.get("profile"), dict)
             }
             for message in _items(value, "messages"):
                 read = _read(message, names, now, len(found))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import logging
 
 import orjson
@@ -83,6 +84,24 @@ def signed(raw: bytes, header: str | None, secret: str) -> bool:
     return hmac.compare_digest(header[len("sha256=") :].strip().lower().encode(), expected.encode())
 
 
+def _not_json(constant: str) -> None:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _parsed(raw: bytes) -> object:
+    """The body read as JSON. orjson refuses a lone UTF-16 surrogate escape (`\\ud83d`, an
+    emoji cut in half), which JSON's grammar allows: such a body is read again by the
+    standard library's parser, and inbound.storable mends the strings."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(raw, parse_constant=_not_json)
+    except (ValueError, RecursionError):
+        raise BadRequest("The body is not JSON.") from None
+
+
 @routes.operation(
     "POST",
     RECEIVING_PATH,
@@ -110,10 +129,7 @@ async def receive(request: Request) -> Response:
             "X-Hub-Signature-256 is missing or is not the HMAC-SHA256 of the body keyed with "
             "the channel's app secret."
         )
-    try:
-        payload = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise BadRequest("The body is not JSON.") from None
+    payload = _parsed(raw)
     conn = _conn(request)
     # A racing delivery stored it first; or the database undid this one for another's sake
     # (a deadlock): applied again, it finds what the other stored.
