@@ -169,6 +169,13 @@ def test_all_or_nothing(api: Api, other_api: Api) -> None:
         ({"primaryId": "a", "duplicateIds": ["b", "a"]}, 422, ["duplicateIds"]),
         ({"primaryId": "a", "duplicateIds": ["b", 3]}, 422, ["duplicateIds[1]"]),
         ({"primaryId": 5, "duplicateIds": "b"}, 422, ["primaryId", "duplicateIds"]),
+        # Bad elements are reported with the body's other errors, not instead of them.
+        ({"duplicateIds": [5]}, 422, ["primaryId", "duplicateIds[0]"]),
+        (
+            {"primaryId": 7, "duplicateIds": [5, "b", ""]},
+            422,
+            ["primaryId", "duplicateIds[0]", "duplicateIds[2]"],
+        ),
         ({"primaryId": "a", "duplicateIds": ["b"], "mode": "x"}, 400, ["mode"]),
     ],
 )

@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -25,6 +26,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     hang_up: bool = False  # close the connection without answering
+    # Called before answering (Meta's webhook of a status racing its answer to the send).
+    before: Callable[[], None] | None = None
 
 
 def error_reply(code: int, title: str, status: int = 400) -> Reply:
@@ -103,6 +106,8 @@ class FakeGraph:
                 reply = fake._record(got)
                 if reply.delay:
                     fake._released.wait(reply.delay)
+                if reply.before is not None:
+                    reply.before()
                 if reply.hang_up:
                     self.close_connection = True
                     self.connection.close()

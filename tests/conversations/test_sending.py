@@ -12,13 +12,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import bindparam, update
+from sqlalchemy import bindparam, select, update
 
 from chatcrm.channels.send_claims import claim_sends
 from chatcrm.channels.tables import channels
 from chatcrm.db.database import Database
+from chatcrm.messages.service import keep_early_status
+from chatcrm.messages.tables import early_statuses
 from tests.client import error, ok_data, unique_phone
 from tests.conftest import on_database, run_sync
+from tests.conversations import meta
 from tests.conversations.conftest import Conversation, conversation_settings, new_sender_number
 from tests.conversations.fake_graph import TOKEN, WINDOW_CLOSED, Reply
 
@@ -440,3 +443,89 @@ def test_a_stored_token_that_cannot_be_sent_fails_the_message_without_logging_it
     }
     assert conv.graph.sends() == []
     assert "EAAGsecret-token" not in caplog.text
+
+
+def _status_before_the_answer(conv: Conversation, wamid: str, *statuses: dict[str, Any]) -> Reply:
+    """Meta's answer to a send, naming `wamid`, made only after Meta's webhook of the
+    message's statuses was answered (200: stored, so never sent again)."""
+    answers: list[int] = []
+
+    def webhook() -> None:
+        answer = conv.deliver(meta.delivery(conv.phone_number_id, statuses=list(statuses)))
+        answers.append(answer.status_code)
+
+    body = {"messaging_product": "whatsapp", "messages": [{"id": wamid}]}
+    reply = Reply(200, body, before=webhook)
+    conv.graph.script(reply)
+    return reply
+
+
+@pytest.mark.parametrize("then", ["delivered", "read"])
+def test_a_status_that_comes_before_the_answer_is_applied_with_it(
+    conv: Conversation, then: str
+) -> None:
+    contact, _ = _open_conversation(conv)
+    wamid = meta.wamid()
+    later = [meta.status(wamid, "delivered")] + (
+        [meta.status(wamid, "read")] if then == "read" else []
+    )
+    _status_before_the_answer(conv, wamid, *later)
+    sent = ok_data(conv.send(contact["id"], text="quick"))
+    conv.send_all()
+    message = _last(conv, contact["id"])
+    assert (message["id"], message["status"], message["externalId"]) == (sent["id"], then, wamid)
+    # Each step an event, in order (D.1): queued, sent with its wamid, then what came early.
+    page = conv.api.get("/api/events", params={"recordId": sent["id"], "pageSize": "100"})
+    steps = [e["data"]["status"] for e in ok_data(page)["events"]]
+    assert steps == ["queued", "sent", "delivered"] + (["read"] if then == "read" else [])
+
+
+def test_a_failure_that_comes_before_the_answer_fails_the_message(conv: Conversation) -> None:
+    contact, _ = _open_conversation(conv)
+    wamid = meta.wamid()
+    errors = [{"code": 131047, "title": "Re-engagement message"}]
+    _status_before_the_answer(conv, wamid, meta.status(wamid, "failed", errors=errors))
+    ok_data(conv.send(contact["id"], text="outside the window?"))
+    conv.send_all()
+    message = _last(conv, contact["id"])
+    assert message["status"] == "failed"
+    assert message["error"] == {"code": 131047, "title": "Re-engagement message"}
+
+
+def test_a_status_kept_while_the_answer_was_being_recorded_is_applied_later(
+    conv: Conversation,
+) -> None:
+    """The webhook's transaction and the recording of the answer crossed: the status was
+    kept after the answer looked for kept ones. The sender's next round applies it; one
+    kept longer than any send can take is forgotten."""
+    contact, _ = _open_conversation(conv)
+    ok_data(conv.send(contact["id"], text="crossed"))
+    conv.send_all()
+    sent = _last(conv, contact["id"])
+    assert sent["status"] == "sent"
+    workspace_id = conv.api.ws
+
+    async def keep(db: Database) -> int:
+        now = datetime.now(UTC)
+        async with db.transaction() as c:
+            for wamid, at in ((sent["externalId"], now), ("wamid.never", now - timedelta(hours=2))):
+                change = {"status": "delivered", "at": now, "error": None}
+                await keep_early_status(c, workspace_id, external_id=wamid, now=at, **change)
+        async with db.session() as c:
+            return len(await c.fetch(select(early_statuses)))
+
+    before = on_database(conv.url, keep)
+    assert before >= 2
+    conv.send_all()
+    assert _last(conv, contact["id"])["status"] == "delivered"
+
+    async def left(db: Database) -> list[str]:
+        async with db.session() as c:
+            rows = await c.fetch(
+                select(early_statuses.c.external_id).where(
+                    early_statuses.c.workspace_id == workspace_id
+                )
+            )
+        return [r["external_id"] for r in rows]
+
+    assert on_database(conv.url, left) == []

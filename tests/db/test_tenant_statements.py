@@ -29,14 +29,18 @@ import chatcrm.opportunities.table  # its table in `metadata`
 from chatcrm.api import idempotency
 from chatcrm.app import create_app
 from chatcrm.channels import send_claims
+from chatcrm.channels.send_claims import settle_early_statuses
 from chatcrm.channels.sending import Sender
 from chatcrm.channels.service import RECEIVING_PATH
 from chatcrm.config import Settings
+from chatcrm.core.timestamps import utcnow
 from chatcrm.db import compiled as compiled_module
 from chatcrm.db.database import Database
 from chatcrm.db.idlist import in_id_list
 from chatcrm.db.schema import metadata
 from chatcrm.events import outbox, publisher, retention
+from chatcrm.messages import repository as messages_repo
+from chatcrm.messages.service import keep_early_status
 from chatcrm.people import users
 from chatcrm.webhooks import claims
 from chatcrm.webhooks.dispatcher import Dispatcher
@@ -134,6 +138,22 @@ ALLOWED = [
         "a channel sender claims due read receipts of every workspace (SKIP LOCKED)",
     ),
     Allowed(
+        "messages/repository.py _ANY_EARLY",
+        lambda d: messages_repo._ANY_EARLY,
+        "a channel sender looks for statuses kept for a send of any workspace",
+    ),
+    Allowed(
+        "messages/repository.py _EARLY_MATCHED",
+        lambda d: messages_repo._EARLY_MATCHED,
+        "a channel sender finds the kept statuses of every workspace whose message has "
+        "its wamid now (a join on workspace_id and the wamid)",
+    ),
+    Allowed(
+        "messages/repository.py _EXPIRE_EARLY",
+        lambda d: messages_repo._EXPIRE_EARLY,
+        "a channel sender forgets statuses kept too long in every workspace",
+    ),
+    Allowed(
         "events/retention.py _DELETE_DELIVERIES",
         lambda d: retention._DELETE_DELIVERIES,
         "the retention purge removes expired deliveries of every workspace",
@@ -196,7 +216,7 @@ class Recorded:
     settings: Settings
 
 
-async def _background(url: str) -> None:
+async def _background(url: str, workspace_id: str) -> None:
     """What runs beside the requests: publishing, one dispatcher round, two channel sender
     rounds (the queued messages and the read receipt, then nothing due), the purges."""
     db = Database(Settings(database_url=url))
@@ -209,6 +229,18 @@ async def _background(url: str) -> None:
         sender = Sender(db, settings)
         assert await sender.run_once() == 2  # the text and the template of the workload
         assert await sender.run_once() == 0
+        # A status kept for a send (Meta's webhook before its answer), then settled.
+        async with db.transaction() as conn:
+            await keep_early_status(
+                conn,
+                workspace_id,
+                external_id="wamid.OUT0",
+                status="delivered",
+                at=utcnow(),
+                error=None,
+                now=utcnow(),
+            )
+        assert await settle_early_statuses(db, now=utcnow()) == 1
         await retention.purge(db, days=0)
         await idempotency.purge_expired(db)
     finally:
@@ -246,7 +278,7 @@ def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
             )
             with TestClient(create_app(settings), raise_server_exceptions=False) as http:
                 work = tenant_workload.run(Api(http, account), receiver_url=receiver.url)
-            run_sync(lambda: _background(url))
+            run_sync(lambda: _background(url, account.workspace_id))
         # The channel sender did reach the Graph API: the two messages and the read receipt.
         sent = sorted(orjson.loads(r.body).get("type", "receipt") for r in receiver.requests(graph))
         assert sent == ["receipt", "template", "text"], sent

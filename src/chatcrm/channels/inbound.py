@@ -33,7 +33,7 @@ from chatcrm.messages.record import (
     WHATSAPP,
     preview,
 )
-from chatcrm.messages.service import apply_status
+from chatcrm.messages.service import apply_status, keep_early_status
 from chatcrm.messages.store import (
     NewMessage,
     contact_change,
@@ -148,8 +148,13 @@ async def apply(conn: Connection, channel: Row, payload: object) -> Applied:
                     found.append(read)
             statuses += _items(value, "statuses")
     applied.messages = await _store(conn, channel, found, now)
-    for status in statuses:
-        applied.statuses += await _status(conn, channel["workspace_id"], status, now)
+    if statuses:
+        # Read before the statuses' messages: a send whose answer is recorded after this
+        # read gives its message the wamid before the lookups below, and one recorded
+        # later finds the statuses kept for it.
+        sending = await messages_repo.sending_now(conn, channel["workspace_id"])
+        for status in statuses:
+            applied.statuses += await _status(conn, channel["workspace_id"], status, now, sending)
     return applied
 
 
@@ -318,10 +323,13 @@ async def _create_contact(conn: Connection, workspace_id: str, f: _Inbound, chan
 
 
 async def _status(
-    conn: Connection, workspace_id: str, status: dict[str, Any], now: datetime
+    conn: Connection, workspace_id: str, status: dict[str, Any], now: datetime, sending: bool
 ) -> int:
+    """Apply one status (1 if it moved its message). A status for a wamid no message holds
+    while a send is under way may be that send's, come before Meta's answer to it: it is
+    kept for the answer (messages/tables.py early_statuses)."""
     wamid, value = _str(status.get("id")), status.get("status")
-    if wamid is None or not (value in RANK or value == FAILED):
+    if wamid is None or len(wamid) > WAMID_MAX or not (value in RANK or value == FAILED):
         return 0
     error = None
     if value == FAILED:
@@ -329,13 +337,14 @@ async def _status(
         first = errors[0] if errors else {}
         title = first.get("title") or first.get("message")
         error = {"code": first.get("code"), "title": str(title) if title is not None else None}
-    applied = await apply_status(
-        conn,
-        workspace_id,
-        external_id=wamid,
-        status=value,
-        at=_time(status.get("timestamp"), now),
-        error=error,
-        now=now,
-    )
-    return int(applied)
+    change = {
+        "external_id": wamid,
+        "status": value,
+        "at": _time(status.get("timestamp"), now),
+        "error": error,
+        "now": now,
+    }
+    applied = await apply_status(conn, workspace_id, **change)
+    if applied is None and sending:
+        await keep_early_status(conn, workspace_id, **change)
+    return int(bool(applied))

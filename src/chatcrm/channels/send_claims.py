@@ -24,7 +24,7 @@ from chatcrm.core.jsontext import load_exact, to_text
 from chatcrm.db.database import Connection, Database, Row
 from chatcrm.messages import repository as messages_repo
 from chatcrm.messages.record import FAILED, QUEUED, SENT, UNKNOWN_OUTCOME
-from chatcrm.messages.service import change_status
+from chatcrm.messages.service import apply_early_statuses, change_status
 from chatcrm.messages.tables import messages
 
 log = logging.getLogger("chatcrm.channels")
@@ -247,6 +247,8 @@ async def record_sent(db: Database, s: Send, external_id: str | None, now: datet
             extra={"external_id": external_id, "next_attempt_at": None, "attempt_started_at": None},
             changed=changed,
         )
+        if external_id:
+            await apply_early_statuses(conn, s.workspace_id, external_id, now=now)
 
 
 async def record_failed(db: Database, s: Send, error: dict[str, Any], now: datetime) -> None:
@@ -269,3 +271,25 @@ async def record_retry(db: Database, s: Send, at: datetime) -> None:
                     "attempt_started_at": None,
                 },
             )
+
+
+# How long a status kept for a wamid no message holds waits for it: far longer than any
+# send's lease, after which the send's outcome is recorded (or UNKNOWN_OUTCOME).
+EARLY_STATUSES_KEPT = timedelta(hours=1)
+
+
+async def settle_early_statuses(db: Database, *, now: datetime, limit: int = 100) -> int:
+    """Apply the kept statuses whose message was given its wamid by an answer recorded
+    while the status was being kept (the two transactions crossed), and forget those kept
+    too long. Returns how many moved a message."""
+    async with db.session() as conn:
+        if not await messages_repo.any_early(conn):
+            return 0
+    applied = 0
+    async with db.transaction() as conn:
+        for found in await messages_repo.early_matched(conn, limit):
+            applied += await apply_early_statuses(
+                conn, found["workspace_id"], found["external_id"], now=now
+            )
+        await messages_repo.expire_early(conn, now - EARLY_STATUSES_KEPT)
+    return applied

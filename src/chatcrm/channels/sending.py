@@ -28,6 +28,7 @@ from chatcrm.channels.send_claims import (
     record_failed,
     record_retry,
     record_sent,
+    settle_early_statuses,
 )
 from chatcrm.config import Settings
 from chatcrm.core.timestamps import utcnow
@@ -40,6 +41,9 @@ CHANNEL_SCHEDULE = "CHATCRM_CHANNEL_RETRY_SCHEDULE"
 IDLE_POLL_SECONDS = 0.25
 LEASE_MARGIN_SECONDS = 5.0
 SHUTDOWN_GRACE_SECONDS = 5.0
+# Statuses kept for a send under way are applied when its answer is recorded; only when the
+# two crossed is one left, applied at the next settling (send_claims.settle_early_statuses).
+SETTLE_EVERY_SECONDS = 2.0
 
 
 def http_client(settings: Settings) -> httpx.AsyncClient:
@@ -65,6 +69,7 @@ class Sender:
         self._tasks: set[asyncio.Task[None]] = set()
         self._client: httpx.AsyncClient | None = None
         self.attempts_started = 0
+        self._next_settling = utcnow()
 
     def wake(self) -> None:
         self._wake.set()
@@ -121,6 +126,9 @@ class Sender:
 
     async def _round(self) -> None:
         now = utcnow()
+        if now >= self._next_settling:
+            self._next_settling = now + timedelta(seconds=SETTLE_EVERY_SECONDS)
+            await settle_early_statuses(self._db, now=now)
         if not await anything_due(self._db, due=now):
             return
         room = self._room - len(self._tasks)

@@ -19,7 +19,7 @@ from chatcrm.contacts.fields import FIELDS
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.contacts.rules import replace_tags
 from chatcrm.core import values as v
-from chatcrm.core.errors import FieldError, ValidationFailed, require_valid
+from chatcrm.core.errors import FieldError, ValidationFailed, raise_any, require_valid
 from chatcrm.core.ids import is_id
 from chatcrm.core.jsontext import load_exact, to_text
 from chatcrm.core.timestamps import utcnow
@@ -64,8 +64,7 @@ class ContactIds(ValueType):
             for i, item in enumerate(value)
             if not isinstance(item, str) or not item or len(item) > 64
         ]
-        if errors:
-            raise ValidationFailed(errors)
+        raise_any(errors)  # every bad element, with the body's other errors
         return list(dict.fromkeys(value))
 
     def input_schema(self, *, nullable: bool = False) -> Schema:

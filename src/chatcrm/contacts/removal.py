@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatcrm.contacts.kind import CONTACT
-from chatcrm.core.errors import FieldError, ValidationFailed, require_valid
+from chatcrm.core.errors import FieldError, raise_any, require_valid
 from chatcrm.db.database import Connection
 from chatcrm.records import bodies, writing
 from chatcrm.records.fields import REQUIRED, Field, FieldTable
@@ -33,8 +33,8 @@ class BatchIds(ValueType):
             ids.update(dict.fromkeys(str(x) for x in values))
             if len(ids) > MAX_BATCH:
                 raise FieldError(field, f"must name at most {MAX_BATCH} contacts per request")
-        if errors:  # every bad element at once, not only the first
-            raise ValidationFailed(errors)
+        # Every bad element at once, with the body's other errors (records/bodies.py).
+        raise_any(errors)
         return list(ids)
 
     def input_schema(self, *, nullable: bool = False) -> Schema:

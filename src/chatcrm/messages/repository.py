@@ -6,13 +6,25 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import (
+    Select,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
 
 from chatcrm.contacts.table import contacts
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.messages.record import IN
-from chatcrm.messages.tables import messages
+from chatcrm.messages.tables import early_statuses, messages
 
 c = messages.c
 _WS = c.workspace_id == bindparam("_ws")
@@ -196,3 +208,66 @@ async def update_message(
     conn: Connection, workspace_id: str, message_id: str, values: dict[str, Any]
 ) -> int:
     return await conn.execute(_UPDATE, {"_ws": workspace_id, "_id": message_id, **values})
+
+
+# Early statuses (messages/tables.py). A send is under way while its row is queued with an
+# attempt stamped (channels/send_claims.py); `'queued'` inline, as the partial index says.
+_SENDING_NOW = (
+    select(c.id)
+    .where(_WS, c.status == literal_column("'queued'"), c.attempt_started_at.isnot(None))
+    .limit(1)
+)
+e = early_statuses.c
+_KEEP_EARLY = {
+    "postgresql": postgresql.insert(early_statuses).on_conflict_do_nothing(),
+    "sqlite": sqlite.insert(early_statuses).on_conflict_do_nothing(),
+}
+_EARLY_OF = select(early_statuses).where(
+    e.workspace_id == bindparam("_ws"), e.external_id == bindparam("_external")
+)
+_FORGET_EARLY = delete(early_statuses).where(
+    e.workspace_id == bindparam("_ws"), e.external_id == bindparam("_external")
+)
+# Those whose wamid a message holds now: recorded by an answer that crossed the status.
+_EARLY_MATCHED = (
+    select(early_statuses.c.workspace_id, early_statuses.c.external_id)
+    .join(
+        messages,
+        and_(c.workspace_id == e.workspace_id, c.external_id == e.external_id),
+    )
+    .distinct()
+    .limit(bindparam("_limit"))
+)
+_ANY_EARLY = select(e.workspace_id).limit(1)
+_EXPIRE_EARLY = delete(early_statuses).where(e.received_at < bindparam("_before"))
+
+
+async def sending_now(conn: Connection, workspace_id: str) -> bool:
+    """Whether a send of the workspace is under way (its outcome not yet recorded)."""
+    return await conn.fetchrow(_SENDING_NOW, {"_ws": workspace_id}) is not None
+
+
+async def keep_early(conn: Connection, row: dict[str, Any]) -> None:
+    await conn.execute(_KEEP_EARLY[conn.dialect], row)
+
+
+async def take_early(conn: Connection, workspace_id: str, external_id: str) -> list[Row]:
+    """The statuses kept for a wamid, forgotten as they are taken."""
+    params = {"_ws": workspace_id, "_external": external_id}
+    rows = await conn.fetch(_EARLY_OF, params)
+    if rows:
+        await conn.execute(_FORGET_EARLY, params)
+    return rows
+
+
+async def any_early(conn: Connection) -> bool:
+    return await conn.fetchrow(_ANY_EARLY, {}) is not None
+
+
+async def early_matched(conn: Connection, limit: int) -> list[Row]:
+    """(workspace_id, external_id) of kept statuses whose message has its wamid now."""
+    return await conn.fetch(_EARLY_MATCHED, {"_limit": limit})
+
+
+async def expire_early(conn: Connection, before: Any) -> None:
+    await conn.execute(_EXPIRE_EARLY, {"_before": before})

@@ -11,7 +11,7 @@ from typing import Any
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.ids import is_id
-from chatcrm.core.jsontext import to_text
+from chatcrm.core.jsontext import load_exact, to_text
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Connection, Row
 from chatcrm.events.outbox import write_event
@@ -23,6 +23,7 @@ from chatcrm.messages.record import (
     IN,
     OUT,
     QUEUED,
+    RANK,
     RECEIVED,
     SENT,
     WHATSAPP,
@@ -302,11 +303,14 @@ async def apply_status(
     at: datetime,
     error: dict[str, Any] | None,
     now: datetime,
-) -> bool:
-    """A status Meta reported for an outbound message, forward only (K.1); an unknown
-    wamid, or a status that would go backwards, changes nothing."""
+) -> bool | None:
+    """A status Meta reported for an outbound message, forward only (K.1): True when
+    applied, False when it would go backwards (or names an inbound message), None when no
+    message holds the wamid."""
     row = await repo.by_external_id(conn, workspace_id, external_id, locked=True)
-    if row is None or row["direction"] != OUT or not moves_forward(row["status"], status):
+    if row is None:
+        return None
+    if row["direction"] != OUT or not moves_forward(row["status"], status):
         return False
     extra: dict[str, Any] = {}
     changed = ["status", "statusAt"]
@@ -315,3 +319,47 @@ async def apply_status(
         changed.append("error")
     await change_status(conn, row, status=status, at=at, now=now, extra=extra, changed=changed)
     return True
+
+
+async def keep_early_status(
+    conn: Connection,
+    workspace_id: str,
+    *,
+    external_id: str,
+    status: str,
+    at: datetime,
+    error: dict[str, Any] | None,
+    now: datetime,
+) -> None:
+    """Keep a status for a wamid no message holds yet (messages/tables.py early_statuses)."""
+    row = {
+        "workspace_id": workspace_id,
+        "external_id": external_id,
+        "status": status,
+        "status_at": at,
+        "error": to_text(error) if error is not None else None,
+        "received_at": now,
+    }
+    await repo.keep_early(conn, row)
+
+
+async def apply_early_statuses(
+    conn: Connection, workspace_id: str, external_id: str, *, now: datetime
+) -> int:
+    """Apply, forward only and in their order, the statuses kept for a wamid a message
+    has just been given; returns how many moved it."""
+    kept = await repo.take_early(conn, workspace_id, external_id)
+    applied = 0
+    # By rank (`failed` last): each moves the message on from the one before it.
+    for early in sorted(kept, key=lambda r: RANK.get(r["status"], len(RANK))):
+        moved = await apply_status(
+            conn,
+            workspace_id,
+            external_id=external_id,
+            status=early["status"],
+            at=early["status_at"],
+            error=load_exact(early["error"]) if early["error"] else None,
+            now=now,
+        )
+        applied += bool(moved)
+    return applied

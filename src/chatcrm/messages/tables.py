@@ -78,3 +78,20 @@ messages = Table(
         postgresql_where=text("receipt_due_at IS NOT NULL"),
     ),
 )
+
+# A status Meta reported for a wamid no message holds yet while a send of the workspace was
+# under way: Meta's webhook may come before its answer to the send is recorded (K.2; every
+# 200 means stored). Kept until that answer gives a message the wamid (channels/
+# send_claims.py), and for EARLY_STATUSES_KEPT at most; created by migration 0015.
+early_statuses = Table(
+    "early_statuses",
+    metadata,
+    Column("workspace_id", ID, nullable=False),
+    Column("external_id", String(200), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("status_at", UTCDateTime, nullable=False),
+    Column("error", Text, nullable=True),  # JSON object {code, title}, as messages.error
+    Column("received_at", UTCDateTime, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "external_id", "status"),
+    Index("ix_early_statuses_received_at", "received_at"),
+)
