@@ -118,6 +118,24 @@ def test_updated_at_moves_when_the_workspace_changes(api: Api) -> None:
         assert api.workspace()["updatedAt"] > previous
 
 
+@pytest.mark.not_on_citus  # the same check before any statement on every backend
+def test_if_match_on_a_change_of_something_without_versions_is_412(api: Api) -> None:
+    """A workspace's settings (a webhook, a user…) have no ETag: `If-Match` naming a tag
+    can match nothing, so it is refused, not ignored (RFC 9110 13.1.1); `*` matches."""
+    path = f"/api/workspace/{api.ws}"
+    for tag in ('"1"', 'W/"1"', '"1", "2"'):
+        answer = api.put(path, json={"name": "stale"}, headers={"If-Match": tag})
+        error(answer, 412, "PRECONDITION_FAILED")
+    assert ok_data(api.get(path))["name"] != "stale"
+    renamed = api.put(path, json={"name": "any"}, headers={"If-Match": "*"})
+    assert ok_data(renamed)["name"] == "any"
+    hook = {"url": "http://93.184.216.34/hook"}
+    made = ok_data(api.post("/api/webhook", json=hook))
+    hook_id = made["id"] if "id" in made else made["webhook"]["id"]
+    gone = api.delete(f"/api/webhook/{hook_id}", headers={"If-Match": '"3"'})
+    error(gone, 412, "PRECONDITION_FAILED")
+
+
 # --- Create workspace ---------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ from chatcrm.auth import scopes
 from chatcrm.core.errors import ServiceError
 from chatcrm.db.errors import DataProblem
 from chatcrm.people.errors import PermissionDenied
+from chatcrm.records.conditional import check_no_version
 from chatcrm.records.types import Schema
 
 Endpoint = Callable[..., Awaitable[Response]]
@@ -87,6 +88,10 @@ class ApiRoute(Route):
         # the methods the path serves, not a 404 for a record called "merge".
         # Held as the parameters' values those paths would give (("merge",)).
         self.reserved: frozenset[tuple[str, ...]] = frozenset()
+        # A change of something without a version: `If-Match` can name nothing it has.
+        self.versionless = operation.method in ("PUT", "PATCH", "DELETE") and not any(
+            p.name == "If-Match" for p in operation.params
+        )
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         match, child = super().matches(scope)
@@ -107,6 +112,8 @@ class ApiRoute(Route):
                 required = self.requirement
                 if required is not None and not scopes.allows(call.principal.scopes, required):
                     raise PermissionDenied(required[0])
+                if self.versionless:
+                    check_no_version(call.if_match())
                 response = await self.endpoint_function(call, **scope.get("path_params", {}))
             else:
                 response = await self.endpoint_function(request)

@@ -59,3 +59,17 @@ def explain_unmatched(
         raise not_found
     check_if_match(if_match, current.version)
     raise AssertionError("a live record with a matching version was not updated")
+
+
+def check_no_version(if_match: str | None) -> None:
+    """`If-Match` on a change of something without versions (a workspace's settings, a
+    webhook, a user): no tag can name its current state, so only `*` matches (RFC 9110
+    13.1.1). Refused rather than ignored: a client that sent a tag counts on it."""
+    if if_match is None:
+        return
+    wanted = [tag.strip() for tag in if_match.split(",") if tag.strip()]
+    if "*" not in wanted:
+        raise PreconditionFailed(
+            f"If-Match {if_match.strip()} names a version, and this has none (no ETag): "
+            "send the change without If-Match."
+        )
