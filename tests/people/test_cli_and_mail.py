@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
 from fastapi.testclient import TestClient
 
 from chatcrm.app import create_app
 from chatcrm.config import Settings
 from chatcrm.db.database import Database
+from chatcrm.people import mail
 from chatcrm.provisioning import DEMO_OWNER, demo_if_empty
 from tests.client import Api, ok_data, unique_email
 from tests.conftest import migrated_database, run_sync
@@ -301,3 +303,37 @@ def test_the_cli_s_links_are_emailed_too(database_url: str, account: Any, smtp: 
     assert refused.returncode == 0, refused.stderr
     link = json.loads(refused.stdout)["resetUrl"]
     assert "could not be sent" in refused.stderr and link.rsplit("/", 1)[1] not in refused.stderr
+
+
+def test_credentials_go_only_to_a_server_that_offers_auth(smtp: Any) -> None:
+    """`smtp://user:pass@host` (J.1) to a server offering no AUTH: the mail is sent without
+    them, not lost (login raised SMTPNotSupportedError); to one offering it, they are used."""
+    inbox, port = smtp
+    settings = Settings(smtp_url=f"smtp://user:pa%40ss@127.0.0.1:{port}", smtp_from="crm@crm.test")
+    assert mail._send_link(settings, "ana@example.com", "Ana", "invite", "https://crm.test/x")
+    assert [m["To"] for m in inbox.messages] == ["ana@example.com"]
+
+    logins: list[tuple[str, str]] = []
+
+    def authenticate(server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> Any:
+        logins.append((data.login.decode(), data.password.decode()))
+        return AuthResult(success=True)
+
+    guarded, guarded_port = _Inbox(), free_port()
+    controller = Controller(
+        guarded,
+        hostname="127.0.0.1",
+        port=guarded_port,
+        authenticator=authenticate,
+        auth_require_tls=False,
+    )
+    controller.start()
+    try:
+        url = f"smtp://user:pa%40ss@127.0.0.1:{guarded_port}"
+        sent = mail._send_link(
+            Settings(smtp_url=url, smtp_from="crm@crm.test"), "bo@example.com", "Bo", "reset", "l"
+        )
+    finally:
+        controller.stop()
+    assert sent and logins == [("user", "pa@ss")]
+    assert [m["To"] for m in guarded.messages] == ["bo@example.com"]

@@ -832,3 +832,50 @@ def test_a_key_is_told_these_need_a_user_whatever_its_body(
     for body in (None, {}):
         answer = owner_api.request(method, path, json=body, workspace=None)
         assert error(answer, 401, "UNAUTHORIZED")["data"] is None, (path, body)
+
+
+def test_what_changes_nothing_is_not_audited(owner_api: Api) -> None:
+    """The audit log is the account's security record: a status set to the one the user
+    has, or two-factor turned off where it was never on, changed nothing."""
+    agent = person(owner_api, "agent")
+    user_id = agent.user["id"]
+    same = {"status": "active", "role": "agent", "workspaceIds": [owner_api.ws]}
+    ok_data(owner_api.put(f"/api/user/{user_id}", json=same, workspace=None))
+    assert _audited(owner_api, "user.updated", user_id) == 0
+    ok_data(owner_api.put(f"/api/user/{user_id}", json={"role": "viewer"}, workspace=None))
+    assert _audited(owner_api, "user.updated", user_id) == 1
+    ok_data(agent.request("DELETE", "/api/me/2fa", json={"password": PASSWORD}))
+    assert _audited(owner_api, "user.2fa_disabled", user_id) == 0
+
+
+def test_routes_of_the_account_ignore_no_workspace_named(owner_api: Api, database_url: str) -> None:
+    """Users, keys and sessions belong to the account: a workspace named in the header must
+    still be usable (403), and a query parameter or a body `workspaceId` is refused, never
+    passed over in silence; one workspace of the account an agent is not in gets the very
+    answer an unknown one gets (J.1)."""
+    agent = person(owner_api, "agent")
+    user_id = agent.user["id"]
+    other = ok_data(owner_api.post("/api/workspace", json={"name": "Other"}, workspace=None))["id"]
+    foreign = new_account(database_url).workspace_id
+    for path in (f"/api/user/{user_id}", "/api/me", "/api/key", "/api/session"):
+        answer = owner_api.get(path, params={"workspaceId": other}, workspace=None)
+        error(answer, 400, "BAD_REQUEST")
+        error(
+            owner_api.get(path, headers={"x-workspace-id": foreign}, workspace=None),
+            403,
+            "FORBIDDEN",
+        )
+    body = {"name": "Renamed", "workspaceId": owner_api.ws}
+    error(owner_api.put(f"/api/user/{user_id}", json=body, workspace=None), 400, "BAD_REQUEST")
+    made = owner_api.post(
+        "/api/key", params={"workspaceId": other}, json={"name": "k"}, workspace=None
+    )
+    error(made, 400, "BAD_REQUEST")
+    # An agent of one workspace: the account's other one is answered as an unknown one.
+    mine = agent.request("GET", "/api/contact", headers={"x-workspace-id": other})
+    unknown = agent.request("GET", "/api/contact", headers={"x-workspace-id": foreign})
+    assert mine.status_code == unknown.status_code == 403
+    assert mine.json()["message"].replace(other, "X") == unknown.json()["message"].replace(
+        foreign, "X"
+    )
+    assert mine.json()["message"].startswith("This user cannot use workspace")

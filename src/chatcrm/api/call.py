@@ -152,6 +152,13 @@ class Call:
             state = self.request.app.state
             await check_workspace(self.conn, state.auth_cache, self.principal, header)
 
+    async def of_the_account(self) -> None:
+        """A route of the account (users, keys, sessions): it takes no workspace and no
+        query parameter. A workspace named in the header must still be one the caller may
+        use (403); a query parameter, `workspaceId` among them, is 400: never ignored."""
+        await self.check_header_workspace()
+        self.reject_unknown_query(())
+
     async def read_body(self, *, required: bool = True) -> dict[str, Any]:
         """The JSON object body, once the header's workspace (if any) passed. Not
         `required`: no body at all reads as `{}` (operations without body fields)."""

@@ -329,9 +329,13 @@ async def set_rate_limit(conn: Connection, key_id: str, rate_limit: float | None
     return True
 
 
-def _forbidden(workspace_id: str) -> Forbidden:
+def _forbidden(workspace_id: str, principal: Principal | None = None) -> Forbidden:
+    """The one answer for a workspace the caller cannot use, whatever the reason (unknown,
+    another account's, or one of its account's it is not given): the answer tells no
+    workspace that exists from one that does not (J.1, section 0)."""
+    who = "user" if principal is not None and principal.kind == USER else "API key"
     return Forbidden(
-        f"This API key cannot use workspace '{workspace_id}': "
+        f"This {who} cannot use workspace '{workspace_id}': "
         "it does not exist or belongs to another account."
     )
 
@@ -341,20 +345,17 @@ async def check_workspace(
 ) -> str:
     """The workspace id if the caller's account owns it; 403 otherwise (also when unknown)."""
     if not is_id(workspace_id):
-        raise _forbidden(workspace_id)
+        raise _forbidden(workspace_id, principal)
     owner = cache.workspace(workspace_id)
     if owner is None:
         owner = await repo.workspace_account(conn, workspace_id)
         if owner is None:
-            raise _forbidden(workspace_id)
+            raise _forbidden(workspace_id, principal)
         cache.put_workspace(workspace_id, owner)
-    if owner != principal.account_id:
-        raise _forbidden(workspace_id)
-    if principal.workspace_ids is not None and workspace_id not in principal.workspace_ids:
-        raise Forbidden(
-            f"This {'user' if principal.kind == USER else 'API key'} cannot use "
-            f"workspace '{workspace_id}': it is not one of its workspaces."
-        )
+    if owner != principal.account_id or (
+        principal.workspace_ids is not None and workspace_id not in principal.workspace_ids
+    ):
+        raise _forbidden(workspace_id, principal)
     return workspace_id
 
 

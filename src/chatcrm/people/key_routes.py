@@ -40,6 +40,7 @@ routes = Routes("people")
     errors=(422,),
 )
 async def create_key(call: Call) -> Response:
+    await call.of_the_account()
     body = await call.read_body()
     key_id, raw = await keys.create(call.conn, call.principal, body)
     await audit.note(call, "key.created", key_id)
@@ -56,8 +57,7 @@ async def create_key(call: Call) -> Response:
     answer=list_of(KEY_RECORD),
 )
 async def list_keys(call: Call) -> Response:
-    await call.check_header_workspace()
-    call.reject_unknown_query(())
+    await call.of_the_account()
     return ok(m.KEYS_OBTAINED, {"data": await keys.records(call.conn, call.account_id)})
 
 
@@ -71,7 +71,7 @@ async def list_keys(call: Call) -> Response:
     errors=(404,),
 )
 async def revoke_key(call: Call, keyId: str) -> Response:
-    await call.check_header_workspace()
+    await call.of_the_account()
     if await keys.revoke(call.conn, call.account_id, keyId):
         call.request.app.state.auth_cache.drop_keys()  # this process, at once: and its keys
         await audit.note(call, "key.revoked", keyId)  # once: a second revoke changes nothing

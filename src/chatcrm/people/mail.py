@@ -47,9 +47,13 @@ def _send(settings: Settings, to: str, subject: str, body: str) -> None:
     else:
         client = smtplib.SMTP(host, port or 25, timeout=TIMEOUT_SECONDS)
     with client:
+        client.ehlo_or_helo_if_needed()  # the server's extensions are known after it
         if url.scheme == "smtp" and client.has_extn("starttls"):
             client.starttls(context=ssl.create_default_context())
-        if url.username:
+            client.ehlo()  # its extensions again, over TLS (AUTH may be offered only there)
+        # Credentials go only to a server that asks for them: one offering no AUTH takes
+        # the mail without (a relay on the same host), rather than the mail being lost.
+        if url.username and client.has_extn("auth"):
             client.login(unquote(url.username), unquote(url.password or ""))
         client.send_message(message)
 

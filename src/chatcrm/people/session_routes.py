@@ -108,7 +108,7 @@ async def _session_answer(call: Call) -> dict[str, Any]:
     answer=SESSION_ANSWER,
 )
 async def get_session(call: Call) -> Response:
-    await call.check_header_workspace()
+    await call.of_the_account()
     need_session(call)
     return ok(
         m.SESSION_OBTAINED, await _session_answer(call), headers={"cache-control": "no-store"}
@@ -124,7 +124,7 @@ async def get_session(call: Call) -> Response:
     answer=None,
 )
 async def sign_out(call: Call) -> Response:
-    await call.check_header_workspace()
+    await call.of_the_account()
     session_id = need_session(call)
     await sessions.end(call.conn, call.key_id, session_id)
     await audit.note(call, "session.ended", call.key_id)
@@ -149,7 +149,7 @@ async def sign_out(call: Call) -> Response:
     ),
 )
 async def list_sessions(call: Call) -> Response:
-    await call.check_header_workspace()
+    await call.of_the_account()
     user_id = need_user(call)
     found = await sessions.listing(
         call.conn, user_id, call.principal.session_id, settings_of(call.request)
@@ -167,7 +167,7 @@ async def list_sessions(call: Call) -> Response:
     errors=(404,),
 )
 async def end_session(call: Call, sessionId: str) -> Response:
-    await call.check_header_workspace()
+    await call.of_the_account()
     user_id = need_user(call)
     if not is_id(sessionId) or not await sessions.end(call.conn, user_id, sessionId):
         raise NotFound(f"No live session with id '{sessionId}' of this user.")
@@ -187,7 +187,7 @@ async def end_session(call: Call, sessionId: str) -> Response:
     answer={"type": "object", "properties": {"user": USER_RECORD, "key": KEY_RECORD}},
 )
 async def get_me(call: Call) -> Response:
-    await call.check_header_workspace()
+    await call.of_the_account()
     if call.principal.kind == USER:
         row = await people.any_by_id(call.conn, call.key_id)
         if row is None:
@@ -206,7 +206,7 @@ async def _me(call: Call) -> Row:
 async def _user_first(call: Call) -> None:
     """The order of every route: a workspace named must be usable (403), then who may ask
     (401: these routes need a user), and only then what is asked (the body's 400/422)."""
-    await call.check_header_workspace()
+    await call.of_the_account()
     need_user(call)
 
 
@@ -296,6 +296,7 @@ async def disable_two_factor(call: Call) -> Response:
     await sessions.confirm_password(
         call.conn, row, given.clean["password"], ip=ip, field="password"
     )
-    await two_factor.disable(call.conn, row)
-    await audit.note(call, "user.2fa_disabled", row["id"])
+    await two_factor.disable(call.conn, row)  # a set-up begun and not finished goes too
+    if row["two_factor_enabled"]:  # recorded once: turning off what is off changes nothing
+        await audit.note(call, "user.2fa_disabled", row["id"])
     return ok(m.TWO_FACTOR_DISABLED, None)

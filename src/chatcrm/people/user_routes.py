@@ -59,6 +59,7 @@ routes = Routes("people")
     errors=(409, 422),
 )
 async def invite_user(call: Call) -> Response:
+    await call.of_the_account()
     body = await call.read_body()
     invited = await people.invite(call.conn, call.principal, call.account_id, body)
     row = invited.row
@@ -80,8 +81,7 @@ async def invite_user(call: Call) -> Response:
     answer=list_of(USER_RECORD),
 )
 async def list_users(call: Call) -> Response:
-    await call.check_header_workspace()
-    call.reject_unknown_query(())
+    await call.of_the_account()
     rows = await people.list_users(call.conn, call.account_id)
     return ok(m.USERS_OBTAINED, {"data": await people.records(call.conn, rows)})
 
@@ -96,7 +96,7 @@ async def list_users(call: Call) -> Response:
     errors=(404,),
 )
 async def get_user(call: Call, userId: str) -> Response:
-    await call.check_header_workspace()
+    await call.of_the_account()
     row = await people.by_id(call.conn, call.account_id, userId)
     return ok(m.USER_OBTAINED, {"id": row["id"], "user": await people.record(call.conn, row)})
 
@@ -112,6 +112,7 @@ async def get_user(call: Call, userId: str) -> Response:
     errors=(404, 409, 422),
 )
 async def update_user(call: Call, userId: str) -> Response:
+    await call.of_the_account()
     body = await call.read_body()
     row, changed = await people.update_user(
         call.conn, call.principal, call.account_id, userId, body
@@ -133,7 +134,7 @@ async def update_user(call: Call, userId: str) -> Response:
     errors=(404, 409),
 )
 async def remove_user(call: Call, userId: str) -> Response:
-    await call.check_header_workspace()
+    await call.of_the_account()
     row, removed = await people.remove(call.conn, call.principal, call.account_id, userId)
     if removed:  # once: removing a removed (disabled) user again changes nothing
         await sessions.end_all(call.conn, row["id"])
@@ -153,6 +154,7 @@ async def remove_user(call: Call, userId: str) -> Response:
     errors=(404,),
 )
 async def create_reset_link(call: Call, userId: str) -> Response:
+    await call.of_the_account()
     bodies.create_body(NO_FIELDS, await call.read_body(required=False), workspace_key=False)
     row = await people.by_id(call.conn, call.account_id, userId)
     reach.check_may_manage(call.principal, row)
@@ -178,7 +180,7 @@ async def create_reset_link(call: Call, userId: str) -> Response:
     errors=(404,),
 )
 async def end_user_sessions(call: Call, userId: str) -> Response:
-    await call.check_header_workspace()
+    await call.of_the_account()
     row = await people.by_id(call.conn, call.account_id, userId)
     # Any session of the account's users (J.3), but only where the caller reaches.
     reach.check_reach(call.principal, row["role"], reach.workspace_list(row))

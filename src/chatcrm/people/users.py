@@ -12,7 +12,7 @@ from sqlalchemy.sql.elements import BindParameter
 
 from chatcrm.auth import scopes
 from chatcrm.auth.service import Principal, key_changed
-from chatcrm.core.errors import FieldError, ValidationFailed, require_valid
+from chatcrm.core.errors import BadRequest, FieldError, ValidationFailed, require_valid
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.timestamps import iso, utcnow
 from chatcrm.db import locks
@@ -267,6 +267,12 @@ async def update_user(
 ) -> tuple[Row, list[str]]:
     """The A.1 body over name, role, workspaceIds, status; returns the new row and what
     changed (for the audit log)."""
+    if "workspaceId" in body:  # as an invitation's body: never silently ignored
+        raise BadRequest.field(
+            "workspaceId",
+            "Unexpected body key 'workspaceId': a user belongs to the account; "
+            "its workspaces are 'workspaceIds'.",
+        )
     names = bodies.update_names(
         USER, body, record_id=user_id, id_source="the user id of the path", implicit=True
     )
@@ -302,7 +308,13 @@ async def update_user(
     await set_columns(conn, user_id, **columns)
     if status == DISABLED and row["status"] != DISABLED:
         await links.retire(conn, user_id, now)
-    changed: list[str] = [n for n in ("role", "workspaceIds", "status") if n in clean]
+    # What the change changed (a field given its own value changes nothing): the audit
+    # log records a user.updated only then, and keys follow only then.
+    holds: dict[str, Any] = {"role": role, "status": status}
+    if "workspace_ids" in columns:
+        holds["workspaceIds"] = orjson.loads(columns["workspace_ids"])
+    held = {"role": row["role"], "workspaceIds": workspace_list(row), "status": row["status"]}
+    changed = [n for n in held if n in holds and holds[n] != held[n]]
     if changed:
         await keys_follow(conn)
     return await by_id(conn, account_id, user_id), changed
