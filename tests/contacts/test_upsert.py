@@ -196,6 +196,33 @@ def test_an_update_may_not_take_anothers_email(api: Api) -> None:
     ]
 
 
+def test_a_match_made_a_whatsapp_contact_keeps_the_channel_rule(api: Api) -> None:
+    """`platformId` given overwrites, as every field an item gives (docs/api.md 2.30), but
+    the result must pass the channel rule of a create: a WhatsApp contact has a number."""
+    email = unique_email()
+    made = api.create_contact(email=email)
+    assert made["platformId"] == 7
+    [failed] = upserted(api, [{"email": email, "platformId": 2}])["results"]
+    assert (failed["status"], failed["id"]) == ("failed", made["id"])
+    assert failed["errors"] == [
+        {
+            "field": "internalWhatsappNumber",
+            "message": "is required for WhatsApp contacts (platformId 2)",
+        }
+    ]
+    assert get_full(api, made["id"])["platformId"] == 7
+    number = unique_phone()
+    item = {"email": email, "platformId": 2, "internalWhatsappNumber": number}
+    [moved] = upserted(api, [item], matchBy="email")["results"]
+    assert moved["status"] == "updated"
+    assert get_full(api, made["id"])["platformId"] == 2
+    # Its number cleared by a later item: refused as well.
+    [cleared] = upserted(api, [{"email": email, "internalWhatsappNumber": ""}], matchBy="email")[
+        "results"
+    ]
+    assert cleared["status"] == "failed"
+
+
 def test_match_by_phone_or_email_only(api: Api) -> None:
     phone, email = unique_phone(), unique_email()
     [ana] = upserted(api, [{"name": "Ana", "platformId": 2, "phone": phone, "email": email}])[

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import ARRAY, Select, Text, any_, bindparam, func, select, true
 
 from chatcrm.contacts.errors import DuplicateContact
-from chatcrm.contacts.fields import FIELDS
+from chatcrm.contacts.fields import FIELDS, PLATFORM_WHATSAPP
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.contacts.rules import MERGE_VARIABLES, TAGS, merged_variables
 from chatcrm.contacts.table import contacts
@@ -260,6 +260,14 @@ class Batch:
                 columns["order_in_cards_updated_at"] = self.now
         if not named:
             return None
+        # The channel rule of a create holds for what the item leaves (docs/api.md 2.30):
+        # a contact made a WhatsApp one keeps a number to be reached at.
+        after = {**contact.columns, **columns}
+        if after.get("platform_id") == PLATFORM_WHATSAPP and not after.get(
+            "internal_whatsapp_number"
+        ):
+            message = f"is required for WhatsApp contacts (platformId {PLATFORM_WHATSAPP})"
+            raise ValidationFailed([FieldError(given.key("internalWhatsappNumber"), message)])
         self._check_unique(contact.id, given, columns)
         columns["modified_at"] = self.now
         columns.update(dict.fromkeys(CONTACT.touch, self.now))
