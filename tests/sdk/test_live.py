@@ -90,6 +90,14 @@ def test_contact_records_round_trip(client: Any, sdk_server: Server, account: Ne
     history = [e.type for e in client.contacts.history(created.id)]
     assert history == ["contact.created", "contact.updated", "contact.activity.created"]
 
+    # What was read can be sent back as it is: tags (records), variables (a dict).
+    full = client.contacts.list(shape="full")
+    [mine] = [c for c in full if c.id == created.id]
+    again = client.contacts.update(created.id, tags=got.tags, variables=mine.variables)
+    assert [t.id for t in again.tags] == [tag["id"]]
+    assert again.tags[0].assignment_date == assigned.assignment_date  # kept: nothing changed
+    assert again.variables == {"plan": "gold", "score": Decimal("4.5")}
+
 
 def test_lists_follow_every_page(client: Any, sdk_server: Server, account: NewAccount) -> None:
     workspace = client.workspaces.get()

@@ -239,6 +239,8 @@ def test_export_bom_is_for_csv_only(tmp_path: Path) -> None:
     [
         ("Lima", "Lima"),
         ("", '""'),
+        ("  ", '"  "'),  # blank: a bare blank cell would be "not given"
+        ("\t", '"\\t"'),
         ("30", '"30"'),
         (" 30 ", '" 30 "'),
         ("true", '"true"'),

@@ -165,11 +165,11 @@ def _no_constant(name: str) -> Any:
 
 def variable_text(value: Any) -> str:
     """A variable's value as a var: cell, read back to the same value by `read_variable`:
-    a string as it is, unless it is empty or would read as another value (`30`, `true`,
-    `"a"`), then as a JSON string; other values as JSON."""
+    a string as it is, unless it is empty, blank or would read as another value (`30`,
+    `true`, `"a"`), then as a JSON string; other values as JSON."""
     if isinstance(value, str):
-        # An empty cell is "not given": an empty text is written `""`.
-        kept = value and read_variable(value) == value
+        # An empty or blank cell is "not given": such a text is written as a JSON string.
+        kept = value.strip() and read_variable(value) == value
         return value if kept else json.dumps(value, ensure_ascii=False)
     if value is None:
         return "null"

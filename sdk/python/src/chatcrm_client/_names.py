@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from chatcrm_client._fields import INPUTS, TABLES
+from chatcrm_client._records import Record
 
 
 def _wire_names(resource: str) -> dict[str, str]:
@@ -30,7 +31,8 @@ _MONEY: dict[str, frozenset[str]] = {
 
 def to_wire(resource: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """The keyword arguments of a call of `resource` under their wire names, in order.
-    Money given as text (`"1200.50"`) is sent as the exact number it spells."""
+    Money given as text (`"1200.50"`) is sent as the exact number it spells; values as the
+    client read them are sent as the wire has them (`_sendable`)."""
     names = _WIRE.get(resource, {})
     money = _MONEY.get(resource, frozenset())
     out: dict[str, Any] = {}
@@ -40,5 +42,22 @@ def to_wire(resource: str, values: Mapping[str, Any]) -> dict[str, Any]:
             # Text that is no number is sent as it is: the service says what is wrong.
             with contextlib.suppress(ArithmeticError):
                 value = Decimal(value)
-        out[wire] = value
+        out[wire] = _sendable(wire, value)
     return out
+
+
+# The wire names of a contact's variables: read as a dict (name → value), sent as pairs.
+_VARIABLES = frozenset({"variables", "customFields"})
+
+
+def _sendable(wire: str, value: Any) -> Any:
+    """A value as the client returned it, as the service takes it back: a record (a tag)
+    as its wire JSON, a list of records as theirs, a variables dict as `{name, value}`
+    pairs. So what was read can be sent back (`update(id, tags=contact.tags)`)."""
+    if wire in _VARIABLES and isinstance(value, Mapping):
+        return [{"name": name, "value": item} for name, item in value.items()]
+    if isinstance(value, Record):
+        return value.to_dict()
+    if isinstance(value, list | tuple) and any(isinstance(v, Record) for v in value):
+        return [v.to_dict() if isinstance(v, Record) else v for v in value]
+    return value
