@@ -449,3 +449,31 @@ def test_an_inbound_image_shows_with_a_link_to_its_media(
     fetched = httpx.get(f"{server}/api/message/{message_id}/media", headers=headers)
     assert fetched.content == PNG
     assert visit.settle() == []
+
+
+def test_a_conversation_whose_first_page_failed_is_read_again(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Its first page answered 503: the composer said the window was closed, and the
+    history stayed hidden (no "Load older messages") for as long as the panel was open."""
+    account = new_account(database_url)
+    eve = _contact(server, account, "Eve")
+    _record(server, account, eve, "in", "Do you ship to Cusco?", timedelta(minutes=5))
+    refused: list[str] = []
+
+    def once_unavailable(route: Any) -> None:
+        if refused or "before=" in route.request.url:
+            route.continue_()
+            return
+        refused.append(route.request.url)
+        body = '{"success":false,"code":503,"errorCode":"SERVICE_UNAVAILABLE",'
+        body += '"message":"The database is unreachable; retry shortly.","data":null}'
+        route.fulfill(status=503, body=body, content_type="application/json")
+
+    visit.page.route(re.compile(rf"/api/contact/{eve}/messages\?"), once_unavailable)
+    conversation = _open_panel(visit, account, eve, "Eve")
+    expect(_messages(conversation)).to_have_text([re.compile("Do you ship to Cusco")], timeout=5000)
+    expect(conversation.get_by_label("Message", exact=True)).to_be_enabled()
+    expect(conversation.get_by_role("alert")).to_have_count(0)
+    visit.failed.clear()  # the 503 was the point
+    assert refused and visit.settle() == []

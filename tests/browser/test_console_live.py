@@ -201,3 +201,39 @@ def test_a_live_reload_that_failed_is_tried_again_and_its_alert_goes(
     expect(alert).to_be_hidden()
     visit.failed.clear()  # the 503 was the point
     assert refused and visit.settle() == []
+
+
+def test_a_view_whose_first_read_failed_is_read_again(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """The first board read answered 503 (or never answered): only the alert was shown, for
+    good, and no change made elsewhere ever came."""
+    account = new_account(database_url)
+    create(server, account, "contact", name="Ada", email="ada@example.com")
+    refused: list[str] = []
+
+    def first_unavailable(route: Route) -> None:
+        if len(refused) >= 2:
+            route.continue_()
+            return
+        refused.append(route.request.url)
+        if len(refused) == 2:  # no answer at all: the server out of reach
+            route.abort("connectionrefused")
+            return
+        body = '{"success":false,"code":503,"errorCode":"SERVICE_UNAVAILABLE",'
+        body += '"message":"The database is unreachable; retry shortly.","data":null}'
+        route.fulfill(status=503, body=body, content_type="application/json")
+
+    visit.page.route("**/api/contact/board*", first_unavailable)
+    visit.goto("/console")
+    sign_in(visit, account)
+    page = visit.page
+    alert = page.locator("p.error[role=alert]")
+    expect(alert).to_contain_text("retry shortly")
+    expect(alert).to_contain_text("The server cannot be reached", timeout=5000)
+    expect(page.get_by_role("article", name="Ada")).to_be_visible(timeout=5000)
+    expect(alert).to_be_hidden()
+    create(server, account, "contact", name="Bo", email="bo@example.com")
+    expect(page.get_by_role("article", name="Bo")).to_be_visible(timeout=LIVE_MS)
+    visit.failed.clear()  # the refusals were the point
+    assert len(refused) == 2 and visit.settle() == []

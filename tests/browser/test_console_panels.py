@@ -357,3 +357,27 @@ def test_an_open_panel_follows_activities_and_merges_made_elsewhere(
     panel.get_by_role("button", name="Save").click()
     expect(panel.get_by_role("status")).to_have_text("Saved.")
     assert visit.settle() == []
+
+
+def test_an_unreachable_server_and_a_record_deleted_elsewhere_are_said_in_words(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """A save that never reached the server showed the browser's "Failed to fetch"; a
+    panel whose record was deleted by someone else stayed as if it were live."""
+    account = new_account(database_url)
+    made = _setup(server, account)
+    ana = made["ana"]
+    page = visit.page
+    panel = _open(visit, account, f"contacts/{ana['id']}", "Ana Diaz")
+    page.route("**/api/contact?*", lambda route: route.abort("connectionrefused"))
+    panel.get_by_label("Last name").fill("Unsent")
+    panel.get_by_role("button", name="Save").click()
+    alert = panel.get_by_role("alert")
+    expect(alert).to_contain_text("The server cannot be reached")
+    expect(alert).not_to_contain_text("Failed to fetch")
+    page.unroute("**/api/contact?*")
+    visit.failed.clear()  # the aborted save was the point
+    _api(server, account, "DELETE", f"/api/contact/{ana['id']}")
+    expect(alert).to_contain_text("deleted elsewhere", timeout=2000)
+    expect(panel.get_by_label("Last name")).to_have_value("Unsent")  # what was typed stays
+    assert visit.settle() == []

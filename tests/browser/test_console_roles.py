@@ -281,3 +281,44 @@ def test_a_role_changed_while_signed_in_is_followed_at_its_first_refusal(
         expect(nav.get_by_role("link", name=name)).to_be_hidden()
     expect(page.get_by_role("button", name="New contact")).to_have_count(0)
     assert visit.settle() == []
+
+
+def test_a_drag_refused_by_a_new_role_goes_back_with_the_refusal_shown(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """The refusal made the console read the role again and draw the board anew, which
+    threw away the alert the old board had just filled: the card went back silently."""
+    account = new_account(database_url)
+    _records(server, account)
+    invited = _invite(server, account, "agent")
+    _set_password(visit, invited)
+    page = visit.page
+    workspace = api(server, account, "GET", f"/api/workspace/{account.workspace_id}")
+    second = workspace["contactStages"][1]["name"]
+    card = page.get_by_role("article", name="Ana")
+    expect(card).to_have_attribute("draggable", "true")
+    user_id = invited["user"]["id"] if "user" in invited else invited["id"]
+    body = {"role": "viewer", "workspaceIds": [account.workspace_id]}
+    api(server, account, "PUT", f"/api/user/{user_id}", json=body)
+    column = page.get_by_role("region", name=second, exact=True)
+    card.drag_to(column)
+    # Drawn again for the viewer (its cards do not drag), the board still says why.
+    expect(page.get_by_role("article", name="Ana")).to_have_attribute("draggable", "false")
+    page.wait_for_timeout(300)
+    expect(page.get_by_role("alert")).to_contain_text("contacts:write")
+    expect(column.get_by_role("article", name="Ana")).to_have_count(0)
+    visit.failed.clear()  # the 403 was the point
+    assert visit.settle() == []
+
+
+def test_a_key_without_opportunities_read_is_not_shown_a_contact_s_opportunities(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    account = new_account(database_url)
+    _records(server, account)
+    page = _sign_in_with(visit, _key(server, account, ["contacts:read", "events:read"]))
+    page.get_by_role("article", name="Ana").click()
+    panel = page.get_by_role("dialog", name="Ana", exact=True)
+    expect(panel.get_by_role("region", name="History")).to_be_visible()
+    expect(panel.get_by_role("region", name="Opportunities")).to_have_count(0)
+    assert visit.settle() == []  # no request refused

@@ -13,6 +13,15 @@ export class ApiError extends Error {
   }
 }
 
+export const UNREACHABLE =
+  "The server cannot be reached: check the network connection, then try again.";
+
+// Whether a failure may pass by itself (the server out of reach, restarting, or busy for a
+// moment): a read that failed so is tried again.
+export function passing(error) {
+  return !(error instanceof ApiError) || error.status === 0 || error.status === 429 || error.status >= 500;
+}
+
 // The key (or, on a change, the session's CSRF token) and the workspace.
 function credentialsOf(session, method, headers) {
   if (session.key) headers.Authorization = `Bearer ${session.key}`;
@@ -52,14 +61,21 @@ export async function call(session, method, path, { query, body, headers: extra,
   const headers = credentialsOf(session, method, { Accept: "application/json" });
   if (body !== undefined) headers["Content-Type"] = "application/json";
   Object.assign(headers, extra || {});
-  const response = await fetch(url, {
-    method,
-    headers,
-    signal,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    // A key never travels with a cookie; a person's session is the cookie.
-    credentials: session.key ? "omit" : "same-origin",
-  });
+  let response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers,
+      signal,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      // A key never travels with a cookie; a person's session is the cookie.
+      credentials: session.key ? "omit" : "same-origin",
+    });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    // The browser's own words ("Failed to fetch") tell a person nothing they can act on.
+    throw new ApiError({ message: UNREACHABLE, errorCode: "UNREACHABLE" }, 0);
+  }
   const envelope = await envelopeOf(response);
   if (!response.ok || !envelope.success) throw new ApiError(envelope, response.status);
   if (withEtag) return { data: envelope.data, etag: response.headers.get("ETag") };

@@ -4,7 +4,7 @@
 // back to the choice. An invitation or reset link (`#invite/…`, `#reset/…`) opens the "Set
 // password" page, also when followed in a tab already open here. Each view gets the same
 // context (`ctx`, below).
-import { ApiError, call } from "./api.js";
+import { ApiError, call, passing } from "./api.js";
 import { board, resetFilters } from "./board.js";
 import { channels } from "./channels.js";
 import { newRecordDialog } from "./dialogs.js";
@@ -254,6 +254,7 @@ function chooseWorkspace(workspaces) {
 
 // The refusals that say the caller is no longer signed in.
 const ENDED = new Set(["SESSION_EXPIRED", "UNAUTHORIZED"]);
+const VIEW_RETRY = 2000; // ms before a view whose read failed (and may pass) is read again
 
 // What every view, panel and dialog is given.
 function context(workspace) {
@@ -287,7 +288,8 @@ function context(workspace) {
         if (asked !== session || current.user.role === session.user.role) return;
         session.user = current.user;
         offerViews();
-        render(ctx);
+        // Drawn again for the new role, the view keeps the refusal's message (a drag's).
+        render(ctx, { notice: error.message });
       } catch {
         // the next request says what is wrong
       }
@@ -336,7 +338,8 @@ function routed(kind, id, panel) {
 
 // `route`: the hash was followed (not a refresh), so the panel it names is opened — by
 // this render, or by a later one that wins over it.
-async function render(ctx, { route = false } = {}) {
+// `notice`: a message to show above the view (the refusal that made it drawn again).
+async function render(ctx, { route = false, notice = null } = {}) {
   if (ctx.session !== session) return; // a workspace signed out of (a late refresh)
   const { name, id } = currentRoute();
   const view = VIEWS[name];
@@ -355,13 +358,16 @@ async function render(ctx, { route = false } = {}) {
       const label = view.kind === "contact" ? "New contact" : "New opportunity";
       heading.append(h("button", { type: "button", onclick: () => ctx.newRecord(view.kind) }, label));
     }
-    show(heading, content);
+    show(heading, ...(notice ? [alertBox(notice)] : []), content);
     if (routing && id && view.kind) ctx.openPanel(view.kind, id);
     routing = false;
   } catch (error) {
     if (turn !== rendering || ctx.session !== session) return;
     if (error instanceof ApiError && error.status === 401) return signIn(error.message);
     show(alertBox(error.message));
+    // A failure that may pass (the server restarting, out of reach a moment): the view is
+    // read again until it comes, unless another render or a sign-out came first.
+    if (passing(error)) setTimeout(() => turn === rendering && render(ctx, { notice }), VIEW_RETRY);
   }
 }
 

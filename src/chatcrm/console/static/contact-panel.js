@@ -174,8 +174,11 @@ export async function contactPanel(ctx, id, frame) {
     });
   });
 
+  // Shown only to a caller who may read them (a key without opportunities:read, say).
+  const seesOpportunities = allows(ctx.session, "opportunities:read");
   const opportunities = loadingList("ul", "linked", "No opportunities.");
   const showOpportunities = () =>
+    seesOpportunities &&
     opportunities.show(async () =>
       (await every(ctx.session, "/api/opportunity", { contactId: state.record.id })).map((o) => {
         const open = () => ctx.openPanel("opportunity", o.id)?.addEventListener("close", showOpportunities);
@@ -210,6 +213,11 @@ export async function contactPanel(ctx, id, frame) {
         },
       },
       gone: () => frame.dialog.close(),
+      // Deleted by someone else: said here (a save would be refused as not found).
+      deleted: {
+        type: "contact.deleted",
+        show: () => frame.feedback.error({ message: "This contact was deleted elsewhere: changes to it can no longer be saved." }),
+      },
     },
   );
   const talk = allows(ctx.session, "messages:read") ? conversation(ctx, state.record.id) : null;
@@ -223,7 +231,7 @@ export async function contactPanel(ctx, id, frame) {
     ...(talk ? [section("Conversation", talk.element)] : []),
     talk ? section("Details", form) : form,
     section("Activities", activities.element, writable ? addActivity : null),
-    section("Opportunities", opportunities.element),
+    ...(seesOpportunities ? [section("Opportunities", opportunities.element)] : []),
     section("History", history.element),
     section("Every field", details),
   );

@@ -3,7 +3,7 @@
 // one with the error's title and "Retry"; media by type with a link to its bytes; the page
 // of older messages loaded on scrolling up; new messages and status changes brought by the
 // events feed; and the composer (composer.js) below.
-import { apiUrl, bytes } from "./api.js";
+import { apiUrl, bytes, passing } from "./api.js";
 import { composer } from "./composer.js";
 import { h } from "./dom.js";
 import { Feedback, time } from "./forms.js";
@@ -17,6 +17,7 @@ const LOOK_PAGE = 100;
 const LOOK_PAGES = 50;
 const DAY = 24 * 60 * 60 * 1000;
 const NEAR_TOP = 48; // px from the list's top at which the older page is asked for
+const FIRST_PAGE_RETRY = 2000; // ms before a first page that failed (and may pass) is read again
 const NEAR_END = 64; // px from its end within which the list follows new messages
 const READ_DELAY = 300; // ms: one "read" for a burst of inbound messages
 
@@ -93,14 +94,25 @@ class Conversation {
 
   async start() {
     this.ctx.listeners.add(this.listener); // before the first page: nothing falls between
+    await this.firstPage();
+  }
+
+  // The newest page. A failure that may pass (the server out of reach a moment) is shown
+  // and the page read again 2 s later: the messages heard meanwhile stay, and those before
+  // them come with it.
+  async firstPage() {
     try {
       const page = await this.ctx.call("GET", this.path, { query: { pageSize: PAGE } });
+      if (this.stopped) return;
       for (const message of page.messages) this.put(message);
       this.before = page.before;
       this.older.hidden = !this.before;
       this.toEnd();
     } catch (error) {
+      if (this.stopped) return;
+      this.note.hidden = false;
       this.note.replaceChildren(h("span", { role: "alert", class: "error" }, error.message));
+      if (passing(error)) this.retry = setTimeout(() => this.firstPage(), FIRST_PAGE_RETRY);
       return;
     }
     this.changed();
@@ -132,8 +144,10 @@ class Conversation {
   }
 
   stop() {
+    this.stopped = true;
     this.ctx.listeners.delete(this.listener);
     clearTimeout(this.reading);
+    clearTimeout(this.retry);
     if (this.composer) this.composer.stop();
   }
 

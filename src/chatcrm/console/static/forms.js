@@ -1,6 +1,6 @@
 // What the detail panels and the "New …" dialogs share: labelled controls, the API's
 // messages shown next to the fields they name (and in an alert), and small formats.
-import { ApiError } from "./api.js";
+import { passing } from "./api.js";
 import { h } from "./dom.js";
 import { labelOf } from "./words.js";
 
@@ -89,16 +89,16 @@ export function time(iso, options = undefined) {
   return h("time", { datetime: iso }, text);
 }
 
-// An Idempotency-Key: crypto.randomUUID where the page is a secure context, else the same
-// version-4 form from getRandomValues (which every context has).
 // Whether a failed POST is tried again under its Idempotency-Key: no answer came, or one
 // asking to try again (429, 5xx). Any other answer is the request's own and is kept under
 // its key (docs/api.md 7.2): a try after its cause was fixed needs a new key, or the old
 // refusal would come back.
 export function retriedUnderItsKey(error) {
-  return !(error instanceof ApiError) || error.status === 429 || error.status >= 500;
+  return passing(error);
 }
 
+// An Idempotency-Key: crypto.randomUUID where the page is a secure context, else the same
+// version-4 form from getRandomValues (which every context has).
 export function newKey() {
   if (crypto.randomUUID) return crypto.randomUUID();
   const bytes = crypto.getRandomValues(new Uint8Array(16));

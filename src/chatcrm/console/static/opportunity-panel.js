@@ -179,6 +179,11 @@ export async function opportunityPanel(ctx, id, frame) {
     {
       activities: { type: "opportunity.activity.created", show: () => showActivities() },
       gone: () => frame.dialog.close(),
+      // Deleted by someone else: said here (a save would be refused as not found).
+      deleted: {
+        type: "opportunity.deleted",
+        show: () => frame.feedback.error({ message: "This opportunity was deleted elsewhere: changes to it can no longer be saved." }),
+      },
     },
   );
   frame.dialog.addEventListener("close", stopFollowing);

@@ -38,7 +38,16 @@ const FOLLOW_DELAY = 100; // ms to gather one burst of events into one read
 // Returns the function that stops following.
 // `activities`: {type, show} of the record's activity events; `gone`: what to do when a
 // sweep (an assigned-only agent's, live.js) finds the record hidden from the caller now.
-export function followChanges(ctx, types, state, editor, read, take, { activities = null, gone = null } = {}) {
+// `deleted`: called when the record is deleted elsewhere (its `<kind>.deleted` event).
+export function followChanges(
+  ctx,
+  types,
+  state,
+  editor,
+  read,
+  take,
+  { activities = null, gone = null, deleted = null } = {},
+) {
   let pending = null;
   let staleAt = null; // the version the panel had when an edited field changed elsewhere
   const follow = (events, swept) => {
@@ -46,6 +55,9 @@ export function followChanges(ctx, types, state, editor, read, take, { activitie
       // No event says a record left an agent's sight: it is read again, and a 404 closes it.
       if (gone) read().catch((error) => error instanceof ApiError && error.status === 404 && gone());
       return;
+    }
+    if (deleted && events.some((e) => e.type === deleted.type && e.recordId === state.record.id)) {
+      deleted.show();
     }
     // An activity added elsewhere: the panel's list of them (and its history) follows.
     if (activities && events.some((e) => e.type === activities.type && e.recordId === state.record.id)) {
