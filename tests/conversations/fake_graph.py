@@ -6,6 +6,7 @@ serves media (`GET /{media-id}` gives a URL, that URL gives the bytes)."""
 from __future__ import annotations
 
 import contextlib
+import gzip
 import itertools
 import json
 import threading
@@ -56,6 +57,10 @@ class FakeGraph:
         self.media: dict[str, tuple[str, bytes]] = {}
         # Media ids the lookup answers with this status instead (a failing Graph API).
         self.media_status: dict[str, int] = {}
+        # Media ids whose file is sent gzip-compressed (Content-Encoding: gzip), and media
+        # ids whose lookup answers this `url` instead of the file's (a malformed one).
+        self.media_gzip: set[str] = set()
+        self.media_url: dict[str, str] = {}
         self._released = threading.Event()
         fake = self
 
@@ -83,10 +88,15 @@ class FakeGraph:
                     self._answer(fake.media_status[parts[-1]], b"{}", "application/json", {})
                 elif parts[0] == "files" and parts[1] in fake.media:
                     kind, data = fake.media[parts[1]]
-                    self._answer(200, data, kind, {})
+                    if parts[1] in fake.media_gzip:
+                        self._answer(200, gzip.compress(data), kind, {"content-encoding": "gzip"})
+                    else:
+                        self._answer(200, data, kind, {})
                 elif parts[-1] in fake.media:
                     kind, _ = fake.media[parts[-1]]
-                    url = f"http://127.0.0.1:{fake.port}/files/{parts[-1]}"
+                    url = fake.media_url.get(
+                        parts[-1], f"http://127.0.0.1:{fake.port}/files/{parts[-1]}"
+                    )
                     body = json.dumps({"url": url, "mime_type": kind, "id": parts[-1]}).encode()
                     self._answer(200, body, "application/json", {})
                 else:

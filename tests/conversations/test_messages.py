@@ -135,7 +135,7 @@ def test_paging_refusals(conv: Conversation) -> None:
     other = conv.api.create_contact(name="Other")
     theirs = _record(conv, other["id"], direction="in", text="x")
     path = f"/api/contact/{contact['id']}/messages"
-    for size in ("0", "101", "x"):
+    for size in ("0", "101", "x", "²", "５"):  # digits to str.isdigit, not to int()
         assert error_fields(
             error(conv.api.get(path, params={"pageSize": size}), 422, "VALIDATION_ERROR")
         ) == ["pageSize"]
@@ -328,6 +328,36 @@ def test_media_gone_at_the_channel_is_a_404_and_a_failing_channel_a_503(
     message = error(answer, 404, "NOT_FOUND")["message"]
     assert "no media any more at the channel (the channel answered HTTP 404" in message
     error(conv.api.get(f"/api/message/{broken['id']}/media"), 503, "SERVICE_UNAVAILABLE")
+
+
+def test_media_sent_compressed_is_given_as_its_bytes_and_a_bad_url_is_a_503(
+    conv: Conversation,
+) -> None:
+    """A file the channel sends with Content-Encoding: gzip was passed on still compressed,
+    without that header (a corrupted file); a `url` the lookup answers that is no URL
+    was a 500."""
+    text = b"hello world " * 100
+    conv.graph.media["doc-gz"] = ("text/plain", text)
+    conv.graph.media_gzip.add("doc-gz")
+    conv.graph.media["doc-bad"] = ("text/plain", text)
+    conv.graph.media_url["doc-bad"] = "http://[::1"
+    number = new_sender_number()
+    messages = [
+        {
+            "from": number,
+            "id": wamid(),
+            "timestamp": "1760000000",
+            "type": "document",
+            "document": {"id": media_id, "mime_type": "text/plain", "filename": "a.txt"},
+        }
+        for media_id in ("doc-gz", "doc-bad")
+    ]
+    conv.deliver(delivery(conv.phone_number_id, messages=messages))
+    compressed, bad = conv.messages(conv.contact_of(number)["id"])["messages"]
+    got = conv.api.get(f"/api/message/{compressed['id']}/media")
+    assert got.status_code == 200 and got.content == text
+    assert "content-encoding" not in got.headers
+    error(conv.api.get(f"/api/message/{bad['id']}/media"), 503, "SERVICE_UNAVAILABLE")
 
 
 def test_messages_recorded_at_once_for_one_contact_all_land(conv: Conversation) -> None:

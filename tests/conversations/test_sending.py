@@ -113,6 +113,18 @@ def test_a_template_is_allowed_outside_the_window(conv: Conversation) -> None:
     }
 
 
+def test_a_template_s_parameters_null_means_none(conv: Conversation) -> None:
+    contact = conv.api.create_contact(name="No params", internalWhatsappNumber=unique_phone())
+    template = {"name": "hello_world", "language": "en_US", "parameters": None}
+    message = ok_data(conv.send(contact["id"], template=template))["message"]
+    assert message["type"] == "template"
+    conv.send_all()
+    assert conv.graph.sends()[-1].body["template"] == {
+        "name": "hello_world",
+        "language": {"code": "en_US"},
+    }
+
+
 def test_the_window_is_24_hours_after_the_last_inbound_message(conv: Conversation) -> None:
     contact = conv.api.create_contact(name="Old", internalWhatsappNumber=unique_phone())
     old = (datetime.now(UTC) - timedelta(hours=25)).isoformat()

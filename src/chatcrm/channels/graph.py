@@ -278,7 +278,8 @@ async def media(
             raise MediaUnavailable(f"address refused: {refused}")
         request = client.build_request("GET", url, headers=access.headers())
         answer = await client.send(request, stream=True)
-    except (httpx.HTTPError, ValueError, KeyError, TypeError, OSError) as exc:
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError, KeyError, TypeError, OSError) as exc:
+        # (InvalidURL: a `url` the lookup answered that is no URL; not an HTTPError.)
         raise MediaUnavailable(f"the channel could not give the media: {describe(exc)}") from None
     if answer.status_code != 200:
         await answer.aclose()
@@ -287,4 +288,6 @@ async def media(
             status=answer.status_code,
         )
     kind = answer.headers.get("content-type") or info.get("mime_type") or "application/octet-stream"
-    return kind, answer.aiter_raw(), answer
+    # Decoded: a file the channel sent compressed (Content-Encoding: gzip) is given as the
+    # bytes it is, under its own content type (the answer names no encoding).
+    return kind, answer.aiter_bytes(), answer

@@ -67,7 +67,8 @@ def _template(errors: list[FieldError], value: Any) -> Template | None:
             errors.append(FieldError(f"template.{key}", "is not a field of a template"))
     name = _text(errors, "template.name", value.get("name"), TEMPLATE_NAME_MAX)
     language = _text(errors, "template.language", value.get("language"), LANGUAGE_MAX)
-    parameters = value.get("parameters", [])
+    parameters = value.get("parameters")
+    parameters = [] if parameters is None else parameters  # null: none, as absent
     good: list[str] = []
     if not isinstance(parameters, list) or len(parameters) > PARAMETERS_MAX:
         errors.append(

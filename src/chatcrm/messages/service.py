@@ -50,7 +50,8 @@ async def live_contact(conn: Connection, workspace_id: str, contact_id: str) -> 
 def page_size(raw: str | None) -> int:
     if raw is None or raw == "":
         return PAGE_SIZE_DEFAULT
-    if raw.isdigit() and 1 <= int(raw) <= PAGE_SIZE_MAX:
+    # ASCII digits only: "²" is a digit to str.isdigit, not to int().
+    if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= PAGE_SIZE_MAX:
         return int(raw)
     raise ValidationFailed(
         [FieldError("pageSize", f"must be a whole number from 1 to {PAGE_SIZE_MAX}")]
