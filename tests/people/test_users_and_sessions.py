@@ -639,6 +639,9 @@ def test_two_factor_codes_are_single_use(owner_api: Api) -> None:
     recovery = codes["recoveryCodes"][0]
     assert _sign_in(owner_api.http, email, PASSWORD, code=recovery).status_code == 200
     _refusal(_sign_in(owner_api.http, email, PASSWORD, code=recovery), 401, "TWO_FACTOR_REQUIRED")
+    # Six digits to str.isdigit that are no code (compare_digest refuses non-ASCII: a 500).
+    for odd in ("²" * 6, "５" * 6):
+        _refusal(_sign_in(owner_api.http, email, PASSWORD, code=odd), 401, "TWO_FACTOR_REQUIRED")
     # A wrong password with a right code is the plain refusal.
     _refusal(
         _sign_in(owner_api.http, email, "wrong password!", code=codes["recoveryCodes"][1]),

@@ -29,7 +29,7 @@ DRIFT_STEPS = 1
 
 def _step_of(code: str, secret: str, after: int | None) -> int | None:
     """The time step whose code this is (within the drift), if later than `after`."""
-    if not (len(code) == 6 and code.isdigit()):
+    if not (len(code) == 6 and code.isascii() and code.isdigit()):  # "²" is a digit too
         return None
     totp = pyotp.TOTP(secret, interval=STEP)
     now_step = int(time.time()) // STEP
