@@ -75,7 +75,7 @@ def test_the_contacts_board_and_sign_out(visit: Visit, server: str, database_url
     expect(other.get_by_role("article")).to_have_count(2)
     expect(other.get_by_label("2 contacts")).to_have_text("2")
     names = [s["name"] for s in workspace["contactStages"]]
-    headings = page.locator("section.column h2").all_inner_texts()
+    headings = page.locator("section.column h3").all_inner_texts()
     assert headings == names  # one column per stage, in stage order
 
     stored = page.evaluate("() => sessionStorage.getItem('chatcrm.key')")

@@ -40,7 +40,7 @@ def _column(page: Page, name: str) -> Locator:
 
 
 def _card_names(column: Locator) -> list[str]:
-    return column.locator("article h3").all_inner_texts()
+    return column.locator("article h4").all_inner_texts()
 
 
 def test_both_boards_with_their_cards_counts_totals_and_search(
@@ -165,11 +165,11 @@ def test_load_more_and_cards_dragged_to_another_column_and_place(
     # Before the first card of its column (position 0, no room): the others move down.
     xavi = other.get_by_role("article", name="Xavi")
     other.get_by_role("article", name="Lead 00").drag_to(xavi, target_position={"x": 20, "y": 3})
-    expect(other.locator("article h3").first).to_have_text("Lead 00")
+    expect(other.locator("article h4").first).to_have_text("Lead 00")
     # Before the first card of a column with room before it (Lead 00 left position 0).
     target = column.get_by_role("article", name="Lead 01")
     column.get_by_role("article", name="Lead 10").drag_to(target, target_position={"x": 20, "y": 3})
-    expect(column.locator("article h3").first).to_have_text("Lead 10")
+    expect(column.locator("article h4").first).to_have_text("Lead 10")
     assert visit.settle() == []
     placed = api(server, account, "GET", f"/api/contact/{lead[10]}")["data"][0]
     assert placed["orderInCards"] == 0
@@ -321,4 +321,30 @@ def test_a_long_unbroken_name_wraps_inside_its_column(
     panel_box, heading_box = panel.bounding_box(), heading.bounding_box()
     assert panel_box is not None and heading_box is not None
     assert heading_box["x"] + heading_box["width"] <= panel_box["x"] + panel_box["width"]
+    assert visit.settle() == []
+
+
+def test_load_more_from_the_keyboard_keeps_its_place(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """ "Load more" was disabled while it loaded, which took the focus from it: a second
+    Enter did nothing. It keeps the focus, and when no page is left the first card it
+    brought has it."""
+    account = new_account(database_url)
+    first = _workspace(server, account)["contactStages"][0]
+    leads = [{"name": f"Key {n:03}", "email": f"key{n}@example.com"} for n in range(110)]
+    api(server, account, "POST", "/api/contact/upsert-batch", json={"contacts": leads})
+    visit.goto("/console")
+    sign_in(visit, account)
+    column = _column(visit.page, first["name"])
+    expect(column.get_by_role("article")).to_have_count(50)
+    more = column.get_by_role("button", name="Load more")
+    more.focus()
+    visit.page.keyboard.press("Enter")
+    expect(column.get_by_role("article")).to_have_count(100)
+    expect(more).to_be_focused()
+    visit.page.keyboard.press("Enter")
+    expect(column.get_by_role("article")).to_have_count(110)
+    expect(more).to_be_hidden()
+    expect(column.get_by_role("article").nth(100)).to_be_focused()
     assert visit.settle() == []

@@ -432,3 +432,55 @@ def test_a_reset_link_of_a_two_factor_person_asks_for_the_code(
     page.get_by_role("button", name="Test workspace").click()
     expect(page.get_by_role("link", name="Profile")).to_be_visible()
     assert visit.settle() == []
+
+
+def test_a_password_change_lists_only_the_live_sessions_and_one_click_makes_one_key(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """The password change ended the other sessions but the list kept them (their "End"
+    then refused); a double click on "Create key" made two keys; "Disable" left the
+    keyboard nowhere."""
+    account = new_account(database_url)
+    invited = _invite(server, account, "admin")
+    _set_password(visit, invited)
+    _other_session(server, invited["user"]["email"])
+    page = visit.page
+    page.get_by_role("link", name="Profile").click()
+    items = page.get_by_role("list", name="Your sessions").get_by_role("listitem")
+    expect(items).to_have_count(2)
+    page.get_by_label("Current password").fill(PASSWORD)
+    page.get_by_label("New password").fill(PASSWORD + " and more")
+    page.get_by_role("button", name="Change password").click()
+    expect(page.get_by_role("status")).to_contain_text("Password changed")
+    expect(items).to_have_count(1)
+    expect(page.get_by_role("button", name="Sign out other sessions")).to_be_disabled()
+
+    page.get_by_role("link", name="Keys").click()
+    page.get_by_label("Name", exact=True).fill("Double")
+    page.get_by_label("contacts:read").check()
+    page.get_by_role("button", name="Create key").dblclick()
+    expect(page.get_by_role("status")).to_contain_text("ccrm_")
+    page.wait_for_timeout(500)
+    made = [k for k in api(server, account, "GET", "/api/key")["data"] if k["name"] == "Double"]
+    assert len(made) == 1
+
+    other = api(server, account, "POST", "/api/user", json={
+        "email": unique_email(), "name": "Vera Viewer", "role": "viewer",
+        "workspaceIds": [account.workspace_id],
+    })["user"]  # fmt: skip
+    page.get_by_role("link", name="Users").click()
+    page.get_by_role("button", name="Disable Vera Viewer").click()
+    expect(page.get_by_role("button", name="Enable Vera Viewer")).to_be_focused()
+    assert api(server, account, "GET", f"/api/user/{other['id']}")["user"]["status"] == "disabled"
+    assert visit.settle() == []
+
+
+def test_a_malformed_link_throws_nothing(visit: Visit, server: str, database_url: str) -> None:
+    account = new_account(database_url)
+    visit.goto("/console#contacts/%E0%A4%A")
+    sign_in(visit, account)
+    expect(visit.page.get_by_role("heading", name="Contacts")).to_be_visible()
+    visit.page.evaluate("location.hash = '#invite/%E0%A4%A'")  # followed in the open tab
+    expect(visit.page.get_by_role("heading", name="Set password")).to_be_visible()
+    visit.failed.clear()  # the unknown contact's 404
+    assert visit.settle() == []

@@ -322,3 +322,26 @@ def test_a_key_without_opportunities_read_is_not_shown_a_contact_s_opportunities
     expect(panel.get_by_role("region", name="History")).to_be_visible()
     expect(panel.get_by_role("region", name="Opportunities")).to_have_count(0)
     assert visit.settle() == []  # no request refused
+
+
+def test_a_key_without_contacts_read_is_not_offered_contacts_from_opportunities(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Its New opportunity dialog listed contacts and its opportunity panel named one,
+    each a refused read (403)."""
+    account = new_account(database_url)
+    _records(server, account)
+    scopes = ["opportunities:read", "opportunities:write", "events:read"]
+    page = _sign_in_with(visit, _key(server, account, scopes))
+    card = page.get_by_role("article", name=re.compile("^Deal"))
+    expect(card).to_be_visible()
+    page.get_by_role("button", name="New opportunity").click()
+    dialog = page.get_by_role("dialog", name="New opportunity")
+    expect(dialog.get_by_label("Name", exact=True)).to_be_visible()
+    expect(dialog.get_by_label("Contact", exact=True)).to_have_count(0)
+    dialog.get_by_role("button", name="Cancel").click()
+    card.click()
+    panel = page.get_by_role("dialog", name="Deal", exact=True)
+    expect(panel.locator(".contact-line")).to_contain_text("Contact: ")
+    expect(panel.locator(".contact-line").get_by_role("button")).to_have_count(0)
+    assert visit.settle() == []  # no request refused

@@ -156,10 +156,20 @@ function signIn(message, { withKey = false } = {}) {
   (withKey ? key : email).focus();
 }
 
+// A part of the hash as it was written: one that is not percent-encoding (`%E0%A4%A`) is
+// taken as it is (the API then says it is unknown) rather than throw URIError.
+function decoded(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 // The link of an invitation or a reset (`#invite/<token>`, `#reset/<token>`), or null.
 function passwordLink() {
   const link = window.location.hash.match(/^#(invite|reset)\/(.+)$/);
-  return link ? { kind: link[1], token: decodeURIComponent(link[2]) } : null;
+  return link ? { kind: link[1], token: decoded(link[2]) } : null;
 }
 
 // Choose a password, and be signed in as that person (whoever this tab was signed in as).
@@ -316,7 +326,7 @@ function offered(name) {
 function currentRoute() {
   const [name, id] = window.location.hash.replace(/^#/, "").split("/");
   if (!offered(name)) return { name: Object.keys(VIEWS).find(offered) ?? "contacts", id: null };
-  return { name, id: id ? decodeURIComponent(id) : null };
+  return { name, id: id ? decoded(id) : null };
 }
 
 function currentView() {

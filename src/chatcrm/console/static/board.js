@@ -57,15 +57,22 @@ class Board {
       mine[kind] = this.mine.checked;
       this.reload();
     });
+    // Why "Mine" cannot be ticked, said to a screen reader as well (a title alone is not).
+    const why = this.myAgent ? null : "No agent of this workspace has your e-mail";
+    const whyId = `${this.mine.id}-why`;
     const mineControl = ctx.session.user
       ? h(
           "span",
-          { class: "mine", title: this.myAgent ? null : "No agent of this workspace has your e-mail" },
+          { class: "mine", title: why },
           this.mine,
           h("label", { for: this.mine.id }, "Mine"),
+          why ? h("span", { id: whyId, hidden: true }, why) : null,
         )
       : null;
-    if (!this.myAgent) this.mine.disabled = true;
+    if (!this.myAgent) {
+      this.mine.disabled = true;
+      this.mine.setAttribute("aria-describedby", whyId);
+    }
     this.element = h(
       "div",
       { class: "board-view" },
@@ -159,7 +166,7 @@ class Board {
     column.section = h(
       "section",
       { class: "column", "aria-labelledby": heading, "data-stage": answer.stageId },
-      h("div", { class: "column-head" }, h("h2", { id: heading }, answer.name), column.countElement, column.totalElement),
+      h("div", { class: "column-head" }, h("h3", { id: heading }, answer.name), column.countElement, column.totalElement),
       column.list,
       column.more,
     );
@@ -194,19 +201,28 @@ class Board {
     }
   }
 
+  // One page at a time. The button is held with aria-disabled, not disabled, so that the
+  // keyboard stays on it (Enter again loads the next page); when no page is left it goes,
+  // and the keyboard goes to the first card it brought.
   async loadMore(column) {
-    column.more.disabled = true;
+    if (column.loading) return false;
+    column.loading = true;
+    column.more.setAttribute("aria-disabled", "true");
+    const before = column.list.children.length;
     try {
       const data = await this.fetchBoard({ stageId: column.stageId, after: column.next });
       const answer = data.columns[0];
       column.next = answer.next;
+      const focused = document.activeElement === column.more;
       this.addCards(column, answer.cards.filter((c) => !this.cards.has(c.record.id)));
+      if (focused && column.more.hidden) column.list.children[before]?.focus();
       return true;
     } catch (error) {
       this.failed(error);
       return false;
     } finally {
-      column.more.disabled = false;
+      column.loading = false;
+      column.more.removeAttribute("aria-disabled");
     }
   }
 

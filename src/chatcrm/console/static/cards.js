@@ -103,7 +103,7 @@ export function card(kind, record, open, contactName = null, movable = true) {
         open();
       },
     },
-    h("h3", { id }, title),
+    h("h4", { id }, title),
     kind === "contact" ? contactBody(record) : opportunityBody(record, contactName),
   );
   return element;

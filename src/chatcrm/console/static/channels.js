@@ -21,8 +21,10 @@ function copyable(label, value) {
   const box = h("input", { id: uid("copy"), type: "text", readonly: true, value, class: "copy-value" });
   box.addEventListener("focus", () => box.select());
   const done = h("span", { class: "copied", "aria-live": "polite" });
-  const named = `Copy the ${label[0].toLowerCase()}${label.slice(1)}`; // "Copy the webhook URL"
-  const copy = h("button", { type: "button", "aria-label": named }, "Copy");
+  const labelId = uid("copy-label");
+  // Named "Copy", described by its field's label ("Copy, Webhook URL"): a name repeating
+  // the label would make the label name the button too (found with the box by it).
+  const copy = h("button", { type: "button", "aria-describedby": labelId }, "Copy");
   copy.addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText(value);
@@ -32,8 +34,10 @@ function copyable(label, value) {
       done.textContent = "Press Ctrl+C to copy.";
     }
   });
-  return h("div", { class: "field copy" }, h("label", { for: box.id }, label), box, copy, done);
+  return h("div", { class: "field copy" }, h("label", { for: box.id, id: labelId }, label), box, copy, done);
 }
+
+const NEW_CHANNEL_HEADING = "new-channel-heading";
 
 function channelCard(ctx, channel, reload) {
   const headingId = uid("channel");
@@ -43,6 +47,7 @@ function channelCard(ctx, channel, reload) {
     "button",
     {
       type: "button",
+      "data-toggle": channel.id,
       onclick: async () => {
         toggle.disabled = true;
         try {
@@ -50,6 +55,8 @@ function channelCard(ctx, channel, reload) {
           const body = { paramToUpdate: "enabled", enabled: !channel.enabled };
           await ctx.call("PUT", `/api/channel/${encodeURIComponent(channel.id)}`, { body });
           await reload();
+          // The card is drawn anew: the keyboard goes on from its new Enable/Disable.
+          document.querySelector(`[data-toggle="${CSS.escape(channel.id)}"]`)?.focus();
         } catch (error) {
           toggle.disabled = false;
           fail(error);
@@ -71,12 +78,16 @@ function channelCard(ctx, channel, reload) {
       sure,
       cancel,
     );
-    cancel.addEventListener("click", () => question.replaceWith(actions));
+    cancel.addEventListener("click", () => {
+      question.replaceWith(actions);
+      remove.focus(); // back where the question began
+    });
     sure.addEventListener("click", async () => {
       sure.disabled = true;
       try {
         await ctx.call("DELETE", `/api/channel/${encodeURIComponent(channel.id)}`);
         await reload();
+        document.getElementById(NEW_CHANNEL_HEADING)?.focus(); // its card is gone
       } catch (error) {
         sure.disabled = false;
         fail(error);
@@ -142,8 +153,12 @@ function newChannelForm(ctx, created) {
     feedback.slot,
     feedback.statusLine,
   );
+  // One create at a time: a double click showed "created" and its own duplicate refusal.
+  let busy = false;
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    if (busy) return;
+    busy = true;
     feedback.clear();
     const body = { type: "whatsapp" };
     for (const [key, control] of Object.entries(controls)) {
@@ -157,6 +172,8 @@ function newChannelForm(ctx, created) {
       feedback.status(`Channel “${made.channel.name}” created: its webhook URL and verify token are above.`);
     } catch (error) {
       feedback.error(error, controls);
+    } finally {
+      busy = false;
     }
   });
   return form;
@@ -177,7 +194,7 @@ export async function channels(ctx) {
     "section",
     { class: "channels-page", "aria-label": "Channels" },
     list,
-    h("h3", {}, "New WhatsApp channel"),
+    h("h3", { id: NEW_CHANNEL_HEADING, tabindex: -1 }, "New WhatsApp channel"),
     newChannelForm(ctx, load),
   );
 }

@@ -181,11 +181,18 @@ export async function contactPanel(ctx, id, frame) {
     seesOpportunities &&
     opportunities.show(async () =>
       (await every(ctx.session, "/api/opportunity", { contactId: state.record.id })).map((o) => {
-        const open = () => ctx.openPanel("opportunity", o.id)?.addEventListener("close", showOpportunities);
+        // Closed, its panel leaves the list drawn again: the keyboard goes on from this
+        // opportunity's new link (the old one, which had it, is gone).
+        const closed = async () => {
+          await showOpportunities();
+          if (document.activeElement !== document.body) return;
+          opportunities.element.querySelector(`[data-id="${CSS.escape(o.id)}"]`)?.focus();
+        };
+        const open = () => ctx.openPanel("opportunity", o.id)?.addEventListener("close", closed);
         return h(
           "li",
           {},
-          h("button", { type: "button", class: "link", onclick: open }, o.name),
+          h("button", { type: "button", class: "link", "data-id": o.id, onclick: open }, o.name),
           h("span", { class: "code" }, o.opportCode),
           h("span", { class: "amount" }, formatAmount(o.amount)),
         );

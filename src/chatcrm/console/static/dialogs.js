@@ -15,6 +15,7 @@ import {
   select,
   uid,
 } from "./forms.js";
+import { allows } from "./session.js";
 import { explain } from "./words.js";
 
 // An opportunity created here says so (contract B.2: creationTypeId 3, the console).
@@ -90,7 +91,10 @@ function opportunityFields(ctx) {
   const name = input({ autofocus: true });
   const { control: amount, hint } = amountInput();
   const description = h("textarea", { rows: 3 });
-  const { choice, search } = contactChoice(ctx);
+  // The contact is chosen among those the caller may read; without contacts:read, none.
+  const { choice, search } = allows(ctx.session, "contacts:read")
+    ? contactChoice(ctx)
+    : { choice: null, search: null };
   const amountRow = labelled("Amount", amount);
   amountRow.append(hint);
   const stage = select(ctx.workspace.opportunityStages.map((s) => [s.id, s.name]));
@@ -100,22 +104,21 @@ function opportunityFields(ctx) {
       labelled("Name", name),
       amountRow,
       labelled("Description", description),
-      labelled("Find a contact", search),
-      labelled("Contact", choice),
+      ...(choice ? [labelled("Find a contact", search), labelled("Contact", choice)] : []),
       labelled("Stage", stage),
     ],
     controls: {
       name,
       amount,
       description,
-      contactId: choice,
+      ...(choice ? { contactId: choice } : {}),
       stageId: stage,
     },
     body: () => ({
       name: name.value.trim(),
       amount: amount.value.trim() === "" ? "" : amountOf(amount.value),
       description: description.value,
-      contactId: choice.value,
+      contactId: choice ? choice.value : "",
       stageId: stage.value,
       creationTypeId: MADE_IN_THE_CONSOLE,
     }),

@@ -17,7 +17,7 @@ import {
   section,
   updateRecord,
 } from "./panel-parts.js";
-import { writes } from "./session.js";
+import { allows, writes } from "./session.js";
 import { explain } from "./words.js";
 
 const CATEGORIES = ["Calls", "Meeting", "Whatsapp", "Email"];
@@ -26,6 +26,12 @@ const OUTCOMES = { 0: "Open", 1: "Won", 2: "Lost" };
 function contactLine(ctx, contactId) {
   const line = h("p", { class: "contact-line" });
   if (!contactId) return line;
+  // A caller who may not read contacts (a key without contacts:read) is shown the id only:
+  // reading its name, or opening its panel, would only be refused.
+  if (!allows(ctx.session, "contacts:read")) {
+    line.append(`Contact: ${contactId}`);
+    return line;
+  }
   const open = () => ctx.openPanel("contact", contactId);
   const button = h("button", { type: "button", class: "link", onclick: open }, contactId);
   line.append("Contact: ", button);
@@ -68,6 +74,7 @@ export async function opportunityPanel(ctx, id, frame) {
   const won = h("button", { type: "button" }, "Won");
   const lost = h("button", { type: "button" }, "Lost");
   const reopen = h("button", { type: "button" }, "Reopen");
+  let deciding = false; // Won, Lost or Reopen pressed, its save on its way
   const contact = h("div", {});
   const details = h("div", {});
   const history = loadingList("ol", "history", "No events.");
@@ -83,6 +90,8 @@ export async function opportunityPanel(ctx, id, frame) {
     badge.className = `badge outcome-${(OUTCOMES[status] || "other").toLowerCase()}`;
     won.hidden = lost.hidden = status !== 0;
     reopen.hidden = status === 0;
+    // The button pressed hides itself: the keyboard goes to the one shown in its place.
+    if (deciding) (status === 0 ? won : reopen).focus();
     if (how === "load" || linked !== next.record.contactId) {
       contact.replaceChildren(contactLine(ctx, next.record.contactId));
     }
@@ -104,9 +113,17 @@ export async function opportunityPanel(ctx, id, frame) {
       showHistory();
     });
 
-  won.addEventListener("click", () => save({ winLossStatus: 1 }, "merge", "Marked as won."));
-  lost.addEventListener("click", () => save({ winLossStatus: 2 }, "merge", "Marked as lost."));
-  reopen.addEventListener("click", () => save({ winLossStatus: 0 }, "merge", "Reopened."));
+  const decide = async (status, message) => {
+    deciding = true;
+    try {
+      await save({ winLossStatus: status }, "merge", message);
+    } finally {
+      deciding = false;
+    }
+  };
+  won.addEventListener("click", () => decide(1, "Marked as won."));
+  lost.addEventListener("click", () => decide(2, "Marked as lost."));
+  reopen.addEventListener("click", () => decide(0, "Reopened."));
 
   const writable = writes(ctx.session, "opportunity");
   const form = editForm(

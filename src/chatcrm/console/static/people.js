@@ -3,6 +3,7 @@
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
 import { Feedback, time, uid } from "./forms.js";
+import { allows } from "./session.js";
 
 const ROLES = ["owner", "admin", "agent", "viewer"];
 const SCOPES = [
@@ -28,11 +29,18 @@ function row(id, label, control) {
 // field names → their controls), as in every other form of the console.
 function form(label, children, submit, action, controls = {}) {
   const feedback = new Feedback();
+  const button = h("button", { type: "submit" }, submit);
   // novalidate: the browser's own checks would keep the API's messages from showing.
   const element = h("form", { class: "people-form", "aria-label": label, novalidate: true }, ...children,
-    feedback.slot, h("button", { type: "submit" }, submit));
+    feedback.slot, button);
+  // One submit at a time: a double click made two keys, or showed an invitation and its
+  // own "already exists". Held by aria-disabled, not disabled, so the focus stays on it.
+  let busy = false;
   element.addEventListener("submit", async (event) => {
     event.preventDefault();
+    if (busy) return;
+    busy = true;
+    button.setAttribute("aria-disabled", "true");
     feedback.clear();
     element.querySelectorAll("[role=alert],[role=status]").forEach((n) => n.remove());
     try {
@@ -41,9 +49,22 @@ function form(label, children, submit, action, controls = {}) {
     } catch (error) {
       if (error instanceof ApiError) feedback.error(error, controls);
       else element.append(note(String(error), "alert"));
+    } finally {
+      busy = false;
+      button.removeAttribute("aria-disabled");
     }
   });
   return element;
+}
+
+// Where the keyboard goes when what it was on is gone (a table filled again, a button
+// replaced): `target`, made focusable without entering the Tab order.
+function focusOn(target) {
+  if (!target) return;
+  if (!target.hasAttribute("tabindex") && !target.matches("a, button, input, select, textarea")) {
+    target.setAttribute("tabindex", "-1");
+  }
+  target.focus();
 }
 
 // --- users -------------------------------------------------------------------------------
@@ -86,7 +107,7 @@ export async function users(ctx) {
     const unlisted = await fill().then(() => null, (error) => note(error.message, "alert"));
     return [note(`Invitation link (send it to ${made.user.email}): ${made.inviteUrl}`), unlisted];
   }, { email, name, role, workspaceIds: places.fieldset });
-  const table = h("table", { class: "people" },
+  const table = h("table", { class: "people", "aria-label": "Users of the account" },
     h("thead", {}, h("tr", {}, ["Name", "Email", "Role", "Workspaces", "Status", ""].map((t) => h("th", {}, t)))),
     tbody);
   return h("section", { "aria-label": "Users" }, table, h("h3", {}, "Invite"), invite);
@@ -168,7 +189,9 @@ function userRow(ctx, user, owner, spaces, saved = false) {
   });
   if (!locked) {
     const active = user.status !== "disabled";
-    actions.append(h("button", { type: "button", "aria-label": `${active ? "Disable" : "Enable"} ${user.name}`,
+    // Its id is the row's, whatever it says: the redrawn row's button gets the focus back.
+    actions.append(h("button", { type: "button", id: `status-${user.id}`,
+      "aria-label": `${active ? "Disable" : "Enable"} ${user.name}`,
       onclick: () => change({ status: active ? "disabled" : "active" }) }, active ? "Disable" : "Enable"));
     actions.append(h("button", {
       type: "button",
@@ -211,7 +234,8 @@ export async function keys(ctx) {
   };
   await fill();
   const name = h("input", { required: true });
-  const boxes = SCOPES.map((scope) => {
+  // Only what the caller holds: a key grants no scope beyond its own (J.5).
+  const boxes = SCOPES.filter((scope) => allows(ctx.session, scope)).map((scope) => {
     const box = h("input", { type: "checkbox", value: scope, id: `scope-${scope}` });
     return h("label", { for: box.id, class: "scope" }, box, scope);
   });
@@ -234,7 +258,7 @@ export async function keys(ctx) {
       const unlisted = await fill().then(() => null, (error) => note(error.message, "alert"));
       return [note(`New key (shown this once): ${made.apiKey}`), unlisted];
     }, { name, scopes, workspaceIds: places.fieldset, expiresAt: expires });
-  const table = h("table", { class: "people" },
+  const table = h("table", { class: "people", "aria-label": "API keys of the account" },
     h("thead", {}, h("tr", {}, ["Name", "Scopes", "Workspaces", "Expires", "Created", "Last used", ""].map((t) =>
       h("th", {}, t)))),
     tbody);
@@ -252,6 +276,7 @@ function keyRow(ctx, key, names, fill) {
       try {
         await ctx.call("DELETE", `/api/key/${key.id}`);
         await fill();
+        focusOn(document.querySelector(`tr[data-key="${key.id}"]`)); // its row, now "revoked"
       } catch (error) {
         revoke.disabled = false;
         problems.append(note(error.message, "alert"));
@@ -259,7 +284,7 @@ function keyRow(ctx, key, names, fill) {
     },
   }, "Revoke");
   const places = key.workspaceIds ? key.workspaceIds.map((id) => names.get(id) || id).join(", ") : "every one";
-  return h("tr", {},
+  return h("tr", { "data-key": key.id },
     h("td", {}, key.name || "(no name)"), h("td", {}, key.scopes.join(", ")), h("td", {}, places),
     h("td", {}, key.expiresAt ? time(key.expiresAt) : "never"),
     h("td", {}, time(key.createdAt)), h("td", {}, key.lastUsedAt ? time(key.lastUsedAt) : "never"),
@@ -279,20 +304,23 @@ export async function profile(ctx) {
       body: { currentPassword: current.value, newPassword: next.value },
     });
     current.value = next.value = "";
+    // The sessions it ended leave the list below (their "End" would only be refused).
+    await sessions.fill().catch(() => {});
     return note("Password changed; your other sessions were signed out.");
   }, { currentPassword: current, newPassword: next });
+  const sessions = await sessionList(ctx);
   return h("section", { "aria-label": "Profile" },
     h("p", {}, `${me.name} — ${me.email} — ${me.role}`),
     h("h3", {}, "Password"), password,
     h("h3", {}, "Two-factor"), twoFactor(ctx, me),
-    h("h3", {}, "Sessions"), await sessionList(ctx));
+    h("h3", {}, "Sessions"), sessions.element);
 }
 
 // The person's sessions, each but this one with "End", and "Sign out other sessions"; a
 // refusal (a session ended meanwhile, say) shows the API's message, and the list is read
 // again.
 async function sessionList(ctx) {
-  const list = h("ul", { class: "sessions" });
+  const list = h("ul", { class: "sessions", "aria-label": "Your sessions" });
   const problems = h("div", { class: "problems" });
   const signOutOthers = h("button", { type: "button" }, "Sign out other sessions");
   let others = [];
@@ -324,9 +352,12 @@ async function sessionList(ctx) {
       problems.append(note(error.message, "alert"));
     }
   };
-  signOutOthers.addEventListener("click", () => end(others));
+  signOutOthers.addEventListener("click", async () => {
+    await end(others);
+    if (signOutOthers.disabled) focusOn(list); // none left: the keyboard goes to the list
+  });
   await fill();
-  return h("div", {}, list, signOutOthers, problems);
+  return { element: h("div", {}, list, signOutOthers, problems), fill };
 }
 
 function twoFactor(ctx, me) {
@@ -362,9 +393,11 @@ function twoFactor(ctx, me) {
       box.replaceChildren(image, h("p", {}, `Or enter this key: ${started.secret}`),
         form("Turn two-factor on", [row("2fa-code", "Code", code)], "Turn on", async () => {
           const done = await ctx.call("POST", "/api/me/2fa/enable", { body: { code: code.value.trim() } });
-          box.replaceChildren(note("Two-factor is on. Keep these recovery codes (shown once):"),
-            h("ul", { class: "recovery" }, done.recoveryCodes.map((c) => h("li", {}, c))));
+          const saying = note("Two-factor is on. Keep these recovery codes (shown once):");
+          box.replaceChildren(saying, h("ul", { class: "recovery" }, done.recoveryCodes.map((c) => h("li", {}, c))));
+          focusOn(saying);
         }, { code }));
+      code.focus(); // the button that began it is gone: the keyboard goes to the code
     },
   }, "Set up two-factor"), problems);
   return box;
