@@ -162,7 +162,9 @@ def test_a_row_becomes_a_body_with_names_resolved_and_every_bad_cell_reported() 
         (["import", "contacts"], "name,colour\nAna,red\n", 'unknown column "colour"'),
         (["import", "contacts"], "", "the file is empty"),
         (["import", "contacts", "--match", "name"], "name\nAna\n", "Invalid value for '--match'"),
-        (["import", "opportunities", "--match", "phone"], "name\nA\n", "contacts only"),
+        # Contacts' own options are not options of an opportunities import.
+        (["import", "opportunities", "--match", "phone"], "name\nA\n", "No such option"),
+        (["import", "opportunities", "--create-tags"], "name\nA\n", "No such option"),
         (["import", "contacts", "--bogus"], "name\nAna\n", "No such option '--bogus'"),
         (["export", "contacts", "--format", "xml"], None, "Invalid value for '--format'"),
     ],

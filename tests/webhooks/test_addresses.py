@@ -319,3 +319,46 @@ def test_a_loopback_name_is_refused_even_when_no_resolver_answers(host: str) -> 
             refused_reason(f"http://{host}:9/", allow_private=False, resolver=resolver)
         )
         assert reason == f"{host} is a loopback name", resolver
+
+
+# A lookup that never answers, in a process of its own: its event loop ends at once,
+# whichever way the name was being resolved (the check, or the HTTP client's connect).
+_HUNG_LOOKUP = """
+import asyncio, socket, sys, time
+socket.getaddrinfo = lambda *a, **k: time.sleep(60)
+from chatcrm.webhooks import addresses
+from chatcrm.webhooks.sender import new_client
+
+async def main():
+    try:
+        await addresses.resolve("hung.example")
+    except TimeoutError:
+        pass
+    client = new_client(max_connections=1, allow_private=False)
+    try:
+        await asyncio.wait_for(client.get("http://hung.example/x"), 1.0)
+    except (TimeoutError, Exception):
+        pass
+    await client.close()
+
+started = time.monotonic()
+asyncio.run(main())  # (uvloop's lookups are its own C calls: not patched here)
+print(round(time.monotonic() - started, 1))
+"""
+
+
+def test_a_name_whose_dns_never_answers_does_not_hold_the_process() -> None:
+    """Lookups ran on the event loop's resolver threads: a timed-out wait left them
+    queued, and the process could not exit until each had ended (`serve` took 71 s to
+    stop after SIGTERM). They run on daemon threads now, never waited for."""
+    import subprocess
+    import sys
+    import time
+
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", _HUNG_LOOKUP], capture_output=True, text=True, timeout=120
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert elapsed < 30, (elapsed, done.stdout)  # the lookups sleep 60 s

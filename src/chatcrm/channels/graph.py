@@ -59,7 +59,7 @@ def new_client(
             # Connects only to addresses that pass the rules of webhooks/addresses.py, as
             # resolved for this very connection: the check before each call resolves on its
             # own, and DNS may answer otherwise the second time (DNS rebinding).
-            resolver=None if allow_private else CheckingResolver(),
+            resolver=CheckingResolver(check=not allow_private),
             # Idle connections are closed before common servers close them (uvicorn after
             # 5 s, nginx 75 s): reusing one the server is closing fails the call.
             keepalive_timeout=4,

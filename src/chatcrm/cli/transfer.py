@@ -74,6 +74,23 @@ def _import_options(command: F) -> F:
         (
             click.argument("file", type=click.Path(path_type=Path, dir_okay=False)),
             _server_options,
+            click.option("--dry-run", is_flag=True, help="Check and report; write nothing."),
+            click.option(
+                "--rejects",
+                type=click.Path(path_type=Path, dir_okay=False),
+                help="Write each failed row here, with an error column.",
+            ),
+            _bom_option,
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def _contact_import_options(command: F) -> F:
+    """What only a contacts import takes (contacts are matched, and carry tags)."""
+    for option in reversed(
+        (
             click.option(
                 "--match",
                 type=click.Choice(["auto", "phone", "email"]),
@@ -81,14 +98,7 @@ def _import_options(command: F) -> F:
                 show_default=True,
                 help="How a contact row finds the contact it updates (auto: phone, else email).",
             ),
-            click.option("--dry-run", is_flag=True, help="Check and report; write nothing."),
-            click.option(
-                "--rejects",
-                type=click.Path(path_type=Path, dir_okay=False),
-                help="Write each failed row here, with an error column.",
-            ),
             click.option("--create-tags", is_flag=True, help="Create the tags a row names."),
-            _bom_option,
         )
     ):
         command = option(command)
@@ -109,10 +119,10 @@ def _run_import(kind: str, file: Path, options: dict[str, Any]) -> None:
             kind,
             file,
             target,
-            match_by=options["match"],
+            match_by=options.get("match", "auto"),
             dry_run=options["dry_run"],
             rejects_path=options["rejects"],
-            create_tags=options["create_tags"],
+            create_tags=options.get("create_tags", False),
             bom=options["bom"],
             progress_interval=options["progress_interval"],
         )
@@ -141,6 +151,7 @@ def _show_failures(first: list[tuple[int, str]], failed: int) -> None:
 
 @import_group.command("contacts", cls=_OneLineCommand)
 @_import_options
+@_contact_import_options
 def import_contacts(file: Path, **options: Any) -> None:
     """Create or update contacts from FILE (matched by phone or email)."""
     _run_import("contacts", file, options)
@@ -150,8 +161,6 @@ def import_contacts(file: Path, **options: Any) -> None:
 @_import_options
 def import_opportunities(file: Path, **options: Any) -> None:
     """Create or update opportunities from FILE (matched by contact and name)."""
-    if options["match"] != "auto":
-        _bad("--match applies to contacts only")
     _run_import("opportunities", file, options)
 
 

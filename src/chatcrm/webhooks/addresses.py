@@ -8,7 +8,7 @@ unless `CHATCRM_WEBHOOK_ALLOW_PRIVATE=1`. IPv6 forms that carry an IPv4 address
 
 Two moments use these rules:
 - create and update (`refused_reason`): a literal address is judged as it is; a name is
-  resolved (at most `RESOLVE_TIMEOUT` seconds, on threads of its own: `resolve_apart`) and
+  resolved (at most `RESOLVE_TIMEOUT` seconds, on a daemon thread: `_apart`) and
   every address it gives is judged. A name that does not resolve, or not in time, is
   ACCEPTED: receivers that are not yet in DNS, and servers without a resolver, exist; the
   send-time check fails the attempt instead. `localhost` and names under `.localhost` are
@@ -25,11 +25,12 @@ slips through as a "name".
 from __future__ import annotations
 
 import asyncio
-import functools
+import contextlib
 import socket
+import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
+from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -40,6 +41,7 @@ from chatcrm.core.transport_errors import AddressRefused
 IPAddress = IPv4Address | IPv6Address
 # Seconds a create, an update or a send waits for the resolver.
 RESOLVE_TIMEOUT = 2.0
+T = TypeVar("T")
 # What every refusal message lists, for the person reading a 422.
 REFUSED_KINDS = (
     "loopback, private, link-local, CGNAT, multicast, unspecified, documentation, "
@@ -141,28 +143,64 @@ def host_of(url: str) -> str | None:
 Resolver = Callable[[str], Awaitable[list[str]]]
 
 
+def _apart(lookup: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    """`lookup(*args)` (getaddrinfo, getnameinfo) on a daemon thread of its own.
+
+    Not on the event loop's resolver threads (libuv's four under uvloop, or the default
+    executor): a lookup of a name whose DNS never answers holds one of those until the
+    system resolver gives up, a wait for it that times out does not end it, and the
+    process cannot exit until every one queued there has ended (a `serve` stopped with
+    SIGTERM took 71 s after eleven webhooks to such names). It also kept create's and
+    update's lookups waiting behind the senders' (a name slow to fail took them all). A
+    daemon thread is never waited for: what it finds after its caller stopped waiting, or
+    after the loop closed, is dropped."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: Callable[[Any], None], value: Any) -> None:
+        if not future.done():
+            outcome(value)
+
+    def work() -> None:
+        try:
+            found = lookup(*args)
+        except BaseException as exc:  # handed to the waiter, as loop.getaddrinfo does
+            answer: tuple[Callable[[Any], None], Any] = (future.set_exception, exc)
+        else:
+            answer = (future.set_result, found)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, *answer)
+
+    threading.Thread(target=work, name="chatcrm-resolve", daemon=True).start()
+    return future
+
+
 async def resolve(host: str) -> list[str]:
     """The addresses a name resolves to (OSError or TimeoutError when it does not)."""
-    loop = asyncio.get_running_loop()
-    infos = await asyncio.wait_for(
-        loop.getaddrinfo(host, None, type=socket.SOCK_STREAM), RESOLVE_TIMEOUT
-    )
+    lookup = _apart(socket.getaddrinfo, host, None, 0, socket.SOCK_STREAM)
+    infos = await asyncio.wait_for(lookup, RESOLVE_TIMEOUT)
     return [str(info[4][0]) for info in infos]
 
 
-# Create and update resolve on threads of their own. The event loop's resolver threads
-# (libuv's four, under uvloop) are shared with the senders' checks before each attempt:
-# many at once to names slow to fail took them all, and a create's lookup of `localhost`
-# waiting behind them ran out of time and was accepted as a name that does not resolve.
-_APART = ThreadPoolExecutor(max_workers=4, thread_name_prefix="chatcrm-address-check")
+class _Lookups:
+    """The two lookups aiohttp's ThreadedResolver asks its event loop for, made on daemon
+    threads (`_apart`): the HTTP clients' own resolution of a name never holds the
+    process at its exit either."""
 
+    async def getaddrinfo(
+        self,
+        host: str,
+        port: Any,
+        *,
+        family: int = 0,
+        type: int = 0,
+        proto: int = 0,
+        flags: int = 0,
+    ) -> Any:
+        return await _apart(socket.getaddrinfo, host, port, family, type, proto, flags)
 
-async def resolve_apart(host: str) -> list[str]:
-    """`resolve`, on the threads of create and update only."""
-    loop = asyncio.get_running_loop()
-    lookup = functools.partial(socket.getaddrinfo, host, None, type=socket.SOCK_STREAM)
-    infos = await asyncio.wait_for(loop.run_in_executor(_APART, lookup), RESOLVE_TIMEOUT)
-    return [str(info[4][0]) for info in infos]
+    async def getnameinfo(self, sockaddr: Any, flags: int = 0) -> Any:
+        return await _apart(socket.getnameinfo, sockaddr, flags)
 
 
 def _loopback_name(host: str) -> bool:
@@ -188,7 +226,7 @@ async def refused_reason(
         kind = kind_of(literal)
         return None if kind is None else f"{host} is {_a(kind)} address"
     try:
-        found = await (resolver or (resolve if at_send else resolve_apart))(host)
+        found = await (resolver or resolve)(host)
     except (OSError, TimeoutError, UnicodeError):
         if _loopback_name(host):
             return f"{host} is a loopback name"
@@ -213,16 +251,18 @@ class CheckingResolver(aiohttp.abc.AbstractResolver):
     is judged as at send time, and the connection is made to those very addresses. The
     check before an attempt resolves the name once; the HTTP client resolves it again to
     connect, and DNS may answer otherwise the second time (DNS rebinding): this refuses it
-    then too."""
+    then too. `check=False` (private addresses allowed) judges nothing. Either way the
+    lookups run on daemon threads (`_Lookups`)."""
 
-    def __init__(self) -> None:
-        self._inner = aiohttp.ThreadedResolver()
+    def __init__(self, *, check: bool = True) -> None:
+        self._inner = aiohttp.ThreadedResolver(loop=cast(asyncio.AbstractEventLoop, _Lookups()))
+        self._check = check
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[aiohttp.abc.ResolveResult]:
         found = await self._inner.resolve(host, port, family)
-        for result in found:
+        for result in found if self._check else ():
             kind = kind_of(ip_address(result["host"]))
             if kind is not None:
                 raise AddressRefused(f"{host} resolves to {result['host']}, {_a(kind)} address")

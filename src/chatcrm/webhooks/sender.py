@@ -42,7 +42,7 @@ def new_client(*, max_connections: int, allow_private: bool = False) -> aiohttp.
         limit=max_connections,
         # Connects only to addresses that pass the rules of addresses.py, as resolved for
         # this very connection (the check before each attempt resolves on its own).
-        resolver=None if allow_private else CheckingResolver(),
+        resolver=CheckingResolver(check=not allow_private),
         # Idle connections are closed before common servers close them (uvicorn after 5 s,
         # nginx 75 s): reusing one the receiver is closing fails the attempt.
         keepalive_timeout=4,
