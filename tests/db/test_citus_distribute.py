@@ -84,8 +84,24 @@ def _app(url: str) -> TestClient:
     return TestClient(create_app(settings), raise_server_exceptions=False)
 
 
+def _anything_to_lay_out(url: str) -> bool:
+    async def run() -> bool:
+        engine = standalone_engine(url, Settings(database_url=url))
+        try:
+            async with engine.connect() as conn:
+                return await citus.anything_to_lay_out(conn)
+        finally:
+            await engine.dispose()
+
+    return run_sync(run)
+
+
 def test_the_layout_is_the_documented_one_and_a_second_run_does_nothing(citus_url: str) -> None:
+    assert _anything_to_lay_out(citus_url)
     done = distribute_tables(citus_url)
+    # Whole: a start (migrate) does not lay out again, so it asks no worker anything (one
+    # worker down does not stop every command from starting).
+    assert not _anything_to_lay_out(citus_url)
     layout = _layout(citus_url)
     # Every table with a workspace_id, but the reference table of channels (db/citus.py).
     tenant = {r[0] for r in _rows(citus_url, _TENANT_TABLES)} - REFERENCE

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from chatcrm.api.ratelimit import SharedRateLimiter
 from chatcrm.auth import budgets
 from chatcrm.config import Settings
+from chatcrm.db.connection import Connection
 from chatcrm.db.database import Database
 from chatcrm.db.schema import rate_budgets
 
@@ -202,3 +203,42 @@ def test_requests_at_once_wait_for_the_one_lease_being_taken(postgres_url: str) 
     assert allowed == [True] * 10
     spent = tokens + (at_after - at) * rate - tokens_after
     assert taken == 10 and abs(spent - 10) < 0.01, spent  # one lease, not ten
+
+
+def test_requests_holding_connections_never_wait_for_a_lease_taker_that_needs_one(
+    postgres_url: str,
+) -> None:
+    """The key's next lease was being taken by a request holding no connection yet (it had
+    found the key in the cache), waiting for one from a full pool; the pool was full of
+    the key's other requests (they had read the key from the database) waiting for that
+    lease. Nothing moved until the pool's wait ran out: 503s, every few seconds, at full
+    speed. A request holding a connection takes a lease of its own instead of waiting."""
+    settings = Settings(
+        database_url=postgres_url, db_pool_size=2, db_max_overflow=0, db_connect_timeout=3
+    )
+
+    async def work() -> float:
+        db = Database(settings)
+        limiter = SharedRateLimiter()
+        rate = dict(rate=100_000.0, burst=200_000.0)
+        try:
+            holders = [Connection(db), Connection(db)]
+            for conn in holders:
+                await conn.fetch(select(rate_budgets.c.key_id).limit(1))  # the pool is full
+            started = time.monotonic()
+            taker = Connection(db)
+            taking = asyncio.ensure_future(limiter.take(taker, KEY, **rate))
+            await asyncio.sleep(0.05)  # the taker waits for a connection of the pool
+
+            async def holder(conn: Connection) -> None:
+                assert await limiter.take(conn, KEY, **rate) is not None
+                await conn.finish(commit=True)  # its request ends: its connection is free
+
+            await asyncio.gather(*(holder(c) for c in holders))
+            assert await taking is not None
+            await taker.finish(commit=True)
+            return time.monotonic() - started
+        finally:
+            await db.dispose()
+
+    assert asyncio.run(work()) < 2.0  # not the pool's 3 s wait, and no PoolExhausted

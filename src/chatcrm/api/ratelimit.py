@@ -72,7 +72,9 @@ class SharedRateLimiter:
     One request of a process takes a key's next lease; the key's other requests that
     arrive meanwhile wait for it rather than each taking a lease of their own (at full
     speed that was about fourteen statements where one does, each reserving a lease this
-    process then held: docs/performance.md)."""
+    process then held: docs/performance.md) — except a request already holding a
+    connection of the pool, which takes its own: waiting, it could hold the connection
+    the taker waits for."""
 
     LEASE_SECONDS = 0.01
     LEASE_OF_BURST = 0.05
@@ -106,11 +108,17 @@ class SharedRateLimiter:
             taking = self._leasing.get(key_id)
             if taking is None or size == 1:  # a lease of one token serves one request
                 break
+            if conn.holds_connection:
+                # Never wait holding a connection of the pool: the taker may be waiting for
+                # one, from a pool full of such waiters (nothing would move until the
+                # pool's wait ran out: 503s). Take a lease of its own instead.
+                break
             # Shielded: a waiter that is cancelled leaves the taker's request alone.
             await asyncio.shield(taking)
-        taking = asyncio.get_running_loop().create_future() if size > 1 else None
-        if taking is not None:
-            self._leasing[key_id] = taking
+        # The key's taker, unless another is under way (this request did not wait for it).
+        taking = None
+        if size > 1 and key_id not in self._leasing:
+            taking = self._leasing[key_id] = asyncio.get_running_loop().create_future()
         try:
             taken, tokens = await budgets.spend(
                 conn, key_id, rate=rate, capacity=capacity, count=size, returned=returned

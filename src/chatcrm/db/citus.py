@@ -201,6 +201,18 @@ def _dependency_order(names: list[str], edges: set[tuple[str, str]]) -> list[str
     return ordered
 
 
+async def anything_to_lay_out(conn: AsyncConnection) -> bool:
+    """Whether a table of the schema is not laid out yet (a migration added it, or a
+    `distribute` was cut short). Read from the coordinator's catalog alone: a start on a
+    cluster with a worker down (its workspaces' requests fail, the others' are served)
+    is not refused for a layout that is already whole."""
+    rows = (await conn.execute(_TABLES, {"column": DISTRIBUTION_COLUMN})).all()
+    return any(
+        (r.tenant or r.name in REFERENCE_TABLES) and (r.method is None or r.citus_local)
+        for r in rows
+    )
+
+
 async def distribute(
     engine: AsyncEngine, *, before_events_move: BeforeEventsMove | None = None
 ) -> list[str]:

@@ -64,6 +64,11 @@ class Connection:
         # None: the service itself.
         self.actor: dict[str, Any] | None = None
 
+    @property
+    def holds_connection(self) -> bool:
+        """Whether a connection of the pool is held (taken at the first statement)."""
+        return self._held is not None
+
     async def is_citus(self) -> bool:
         """See Database.is_citus; asked on this connection the first time, so a request
         never waits for a second one from its pool."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from chatcrm.db.citus import distribute
+from chatcrm.db.citus import anything_to_lay_out, distribute
 from chatcrm.db.citus_node import is_laid_out
 
 if TYPE_CHECKING:
@@ -116,7 +116,8 @@ async def upgrade(engine: AsyncEngine, *, lay_out: bool = True) -> tuple[str | N
         if head is None or before != head:
             await conn.run_sync(_upgrade_sync)
             migrated = (before, str(await current_revision(conn)))
-        on_citus = lay_out and await is_laid_out(conn)
+        # Only when something is left to lay out: laying out also checks every worker.
+        on_citus = lay_out and await is_laid_out(conn) and await anything_to_lay_out(conn)
     if on_citus:
         await distribute(engine)
     return migrated
