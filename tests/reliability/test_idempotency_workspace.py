@@ -33,6 +33,43 @@ def test_the_same_workspace_named_in_the_body_then_also_in_the_header_replays(ap
     again = api.post("/api/contact", json=body, headers=headers)  # the header names it too
     assert again.headers.get("idempotent-replayed") == "true"
     assert ok_data(again) == first
-    # Body for one workspace, header for another: another request (and a 403 if sent new).
+    # Body for one workspace, header for another: the route's 403, as without the key.
     other = api.post("/api/contact", json=body, headers=headers, workspace=second)
+    error(other, 403, "FORBIDDEN")
+
+
+def test_a_replay_covers_the_workspace_wherever_it_is_named(api: Api) -> None:
+    """The workspace of a restore is named in its query: the same key and (empty) body
+    for another workspace replayed the first workspace's restored contact instead of 409."""
+    second = ok_data(api.post("/api/workspace", json={"name": "Second"}))["id"]
+    contact = api.create_contact(email="res.idem@example.com")
+    ok_data(api.delete(f"/api/contact/{contact['id']}"))
+    headers = {"Idempotency-Key": "restore-key"}
+    path = f"/api/contact/{contact['id']}/restore"
+    restored = api.post(path, params={"workspaceId": api.ws}, headers=headers, workspace=None)
+    ok_data(restored)
+    other = api.post(path, params={"workspaceId": second}, headers=headers, workspace=None)
     error(other, 409, "IDEMPOTENCY_KEY_REUSED")
+    again = api.post(path, params={"workspaceId": api.ws}, headers=headers, workspace=None)
+    assert again.headers.get("idempotent-replayed") == "true"
+
+
+def test_a_key_limited_to_other_workspaces_never_gets_a_stored_answer(api: Api) -> None:
+    """Its workspace named in the body (or none: creating a workspace), a key limited to
+    another workspace was given the stored answer its own request is refused (a webhook's
+    secret, another workspace's contact)."""
+    second = ok_data(api.post("/api/workspace", json={"name": "Second"}))["id"]
+    key = {"name": "only second", "scopes": ["*"], "workspaceIds": [second]}
+    made = ok_data(api.post("/api/key", json=key, workspace=None))
+    limited = Api(api.http, dataclasses.replace(api.account, api_key=made["apiKey"]))
+    cases = [
+        ("/api/webhook", {"workspaceId": api.ws, "url": "http://93.184.216.34/in"}),
+        ("/api/contact", {"workspaceId": api.ws, "name": "Lim", "email": "lim.idem@example.com"}),
+        ("/api/workspace", {"name": "Finance"}),
+    ]
+    for n, (path, body) in enumerate(cases):
+        headers = {"Idempotency-Key": f"limited-{n}"}
+        ok_data(api.post(path, json=body, headers=headers, workspace=None))
+        answer = limited.post(path, json=body, headers=headers, workspace=None)
+        error(answer, 403, "FORBIDDEN")
+        assert answer.headers.get("idempotent-replayed") is None

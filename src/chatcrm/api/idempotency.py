@@ -23,6 +23,7 @@ import orjson
 from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from starlette.datastructures import QueryParams
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api import headers
@@ -71,18 +72,46 @@ def _canonical(value: Any) -> Any:
 
 def request_hash(body: bytes, workspace: str | None, caller: str = "") -> str:
     """The request as far as the key covers it: the body as parsed JSON, the workspace
-    it is for (the same body sent to another workspace is another request, not a retry):
-    the header's, else the body's `workspaceId`, so that naming the same workspace one way
-    or both ways is the same request; and, for a person, who (`caller`: a user's answer
-    is replayed to that user only, whose role and assigned-only view made it)."""
+    it is for (`_workspace_named`: the same body sent to another workspace is another
+    request, not a retry), and, for a person, who (`caller`: a user's answer is replayed
+    to that user only, whose role and assigned-only view made it)."""
     try:
-        parsed = parse_json(body)
-        canonical = orjson.dumps(_canonical(parsed), option=orjson.OPT_SORT_KEYS)
+        canonical = orjson.dumps(_canonical(parse_json(body)), option=orjson.OPT_SORT_KEYS)
     except ServiceError:  # not JSON: the handler will refuse it; compare the bytes
-        parsed, canonical = None, b"raw:" + body
-    if not workspace and isinstance(parsed, dict) and isinstance(parsed.get("workspaceId"), str):
-        workspace = parsed["workspaceId"]
+        canonical = b"raw:" + body
     return hashlib.sha256(f"{caller}\n{workspace or ''}\n".encode() + canonical).hexdigest()
+
+
+class _Refused(Exception):
+    """The request names workspaces the route itself refuses (two, or a malformed one)."""
+
+
+def _workspace_named(scope: Scope, body: bytes) -> str | None:
+    """The one workspace the request names — in the header, the path, the query's
+    `workspaceId` or the body's — None when it names none; _Refused when it names two (the route answers
+    403) or one the body gives as no string (422)."""
+    named: set[str] = set()
+    try:
+        header = headers.one(scope, b"x-workspace-id")
+    except ServiceError:
+        raise _Refused from None
+    if header:
+        named.add(header)
+    in_path = scope.get("path_params", {}).get("workspaceId")  # a workspace's set-up routes
+    if in_path:
+        named.add(in_path)
+    if scope["query_string"]:
+        named.update(v for v in QueryParams(scope["query_string"]).getlist("workspaceId") if v)
+    if b"workspaceId" in body:
+        with contextlib.suppress(ServiceError):
+            parsed = parse_json(body)
+            if isinstance(parsed, dict) and parsed.get("workspaceId") not in (None, ""):
+                if not isinstance(parsed["workspaceId"], str):
+                    raise _Refused
+                named.add(parsed["workspaceId"])
+    if len(named) > 1:
+        raise _Refused
+    return next(iter(named), None)
 
 
 def _storable(status: int, headers: list[tuple[bytes, bytes]]) -> bool:
@@ -95,22 +124,30 @@ def _storable(status: int, headers: list[tuple[bytes, bytes]]) -> bool:
     return not any(k.lower() == b"cache-control" and b"no-store" in v for k, v in headers)
 
 
-async def _allowed(scope: Scope, principal: Principal, conn: Connection) -> bool:
-    """Whether the caller passes the route's own first checks (its scope, the workspace
-    its header names): a replay must never show an answer to a caller the route would
-    refuse (a demoted user, a key limited to other workspaces)."""
-    required = getattr(scope.get("route"), "requirement", None)
+# Routes a key limited to some workspaces may not use at all (J.5: it cannot create a
+# workspace), whatever the request names.
+_WHOLE_ACCOUNT = frozenset({"createWorkspace"})
+
+
+def _allowed(scope: Scope, principal: Principal) -> bool:
+    """Whether the caller passes the route's own first check, its scope (the workspace is
+    checked once the body is read: `_reaches`): a replay must never show an answer to a
+    caller the route would refuse (a demoted user, a key limited to other workspaces)."""
+    route = scope.get("route")
+    required = getattr(route, "requirement", None)
     if required is not None and not scopes.allows(principal.scopes, required):
         return False
+    operation = getattr(route, "operation", None)
+    limited = principal.workspace_ids is not None
+    return not (limited and getattr(operation, "operation_id", None) in _WHOLE_ACCOUNT)
+
+
+async def _reaches(scope: Scope, principal: Principal, conn: Connection, workspace: str) -> bool:
+    """Whether the caller may use the workspace the request names, as the route checks."""
     try:
-        workspace = headers.one(scope, b"x-workspace-id")
-    except ServiceError:  # two workspaces named: the route refuses it (403)
+        await check_workspace(conn, scope["app"].state.auth_cache, principal, workspace)
+    except ServiceError:
         return False
-    if workspace:
-        try:
-            await check_workspace(conn, scope["app"].state.auth_cache, principal, workspace)
-        except ServiceError:
-            return False
     return True
 
 
@@ -197,7 +234,7 @@ class IdempotencyMiddleware:
             refused: ServiceError | None = exc
         else:
             refused = None
-        if key is None or not await _allowed(scope, principal, conn):
+        if key is None or not _allowed(scope, principal):
             await self.app(scope, receive, send)  # no key; or the route refuses it, as always
             return
         if refused is not None:
@@ -217,6 +254,18 @@ class IdempotencyMiddleware:
         except ServiceError as exc:  # e.g. 413: answered here, inside the gate's headers
             await render(exc)(scope, receive, send)
             return
+        # The workspace the request is for, wherever it names it: one the caller may not
+        # use (a key limited to others, a person whose workspaces were narrowed since) is
+        # refused by the route as always, never answered from what was stored.
+        try:
+            workspace = _workspace_named(scope, body)
+        except _Refused:
+            workspace, reached = None, False
+        else:
+            reached = workspace is None or await _reaches(scope, principal, conn, workspace)
+        if not reached:
+            await self.app(scope, _replaying(body), send)
+            return
         now = utcnow()
         values = {
             "account_id": principal.account_id,
@@ -225,7 +274,7 @@ class IdempotencyMiddleware:
             "key": key,
             "request_hash": request_hash(
                 body,
-                headers.one(scope, b"x-workspace-id"),  # checked by _allowed
+                workspace,  # checked above
                 # Keys of the account share their answers (a key rotated between two
                 # retries still gets its answer; _allowed checked this one's reach).
                 principal.key_id if principal.kind == USER else "",
