@@ -184,6 +184,14 @@ def test_body_errors(api: Api, body: dict[str, Any], status: int, fields: list[s
     assert error_fields(error(api.post("/api/contact/merge", json=body), status, code)) == fields
 
 
+def test_the_ten_duplicates_are_counted_once_repeats_are_one(api: Api) -> None:
+    primary = api.create_contact()
+    ten = [api.create_contact()["id"] for _ in range(10)]
+    body = {"primaryId": primary["id"], "duplicateIds": [*ten, ten[0], ten[1]]}
+    merged = ok_data(api.post("/api/contact/merge", json=body))
+    assert merged["id"] == primary["id"]
+
+
 def test_repeated_duplicates_count_once_and_workspace_rules(api: Api, other_api: Api) -> None:
     primary, duplicate = (
         api.create_contact(),

@@ -178,6 +178,13 @@ def test_record_bodies_are_checked(conv: Conversation) -> None:
         "VALIDATION_ERROR",
     )
     assert error_fields(body) == ["direction", "text", "createdAt"]
+    # Missing (or null) on this create: "is required", as on every other (6.2).
+    for empty in ({}, {"direction": None, "text": None}):
+        missing = error(conv.api.post(path, json=empty), 422, "VALIDATION_ERROR")
+        assert [(e["field"], e["message"]) for e in missing["data"]["errors"]] == [
+            ("direction", "is required"),
+            ("text", "is required"),
+        ]
     error(
         conv.api.post(path, json={"direction": "in", "text": "x", "status": "read"}),
         400,
@@ -357,6 +364,7 @@ def test_media_sent_compressed_is_given_as_its_bytes_and_a_bad_url_is_a_503(
     got = conv.api.get(f"/api/message/{compressed['id']}/media")
     assert got.status_code == 200 and got.content == text
     assert "content-encoding" not in got.headers
+    assert got.headers["content-type"] == "text/plain"  # the channel's, no charset added
     error(conv.api.get(f"/api/message/{bad['id']}/media"), 503, "SERVICE_UNAVAILABLE")
 
 

@@ -10,6 +10,7 @@ import asyncio
 import socket
 from collections.abc import Awaitable, Callable
 from ipaddress import IPv4Address, ip_address
+from typing import Any
 
 import aiohttp
 import pytest
@@ -362,3 +363,35 @@ def test_a_name_whose_dns_never_answers_does_not_hold_the_process() -> None:
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert elapsed < 30, (elapsed, done.stdout)  # the lookups sleep 60 s
+
+
+async def test_a_receiver_whose_certificate_is_not_trusted_is_said_so(tmp_path: Any) -> None:
+    """aiohttp's certificate error is an ssl.SSLCertVerificationError to isinstance but
+    has no `verify_message`: the delivery's lastError was "internal error: AttributeError"."""
+    import ssl
+    import subprocess
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    await asyncio.to_thread(
+        subprocess.run,
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+         "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=context)
+    port = server.sockets[0].getsockname()[1]
+    client = new_client(max_connections=1, allow_private=True)
+    try:
+        with pytest.raises(aiohttp.ClientError) as refused:
+            async with client.post(f"https://127.0.0.1:{port}/hook", data=b"{}"):
+                pass
+    finally:
+        await client.close()
+        server.close()
+    assert describe(refused.value).startswith("TLS certificate not accepted: ")

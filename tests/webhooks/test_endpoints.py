@@ -235,7 +235,7 @@ def test_update_structural_mistakes_are_400(api: Api) -> None:
     made = hooks.create(api)
     path = f"/api/webhook/{made['id']}"
     cases: list[tuple[Any, str, str]] = [
-        ({"url": hooks.receiver()}, "paramToUpdate", "Missing 'paramToUpdate'"),
+        ({}, "paramToUpdate", "names no field to update"),  # nothing named either way
         ({"paramToUpdate": "secret", "secret": "whsec_x"}, "secret", "read-only"),
         ({"paramToUpdate": "disabledReason", "disabledReason": None}, "disabledReason",
          "read-only"),
@@ -257,6 +257,19 @@ def test_update_structural_mistakes_are_400(api: Api) -> None:
     assert "url, eventTypes, description, enabled" in read_only["message"]
     error(api.put(path, content=b"[]"), 400, "BAD_REQUEST")
     assert ok_data(api.get(path))["webhook"] == made
+
+
+def test_an_update_may_name_its_fields_by_its_keys(api: Api) -> None:
+    """E.1's form, as every other update of section 2 takes it: no paramToUpdate."""
+    made = hooks.create(api)
+    path = f"/api/webhook/{made['id']}"
+    changed = ok_data(api.put(path, json={"description": "by its keys", "enabled": False}))
+    assert (changed["webhook"]["description"], changed["webhook"]["enabled"]) == (
+        "by its keys",
+        False,
+    )
+    answer = error(api.put(path, json={"secret": "whsec_x"}), 400, "BAD_REQUEST")
+    assert error_fields(answer) == ["secret"]
 
 
 def test_update_invalid_values_are_one_422(api: Api) -> None:
@@ -283,7 +296,7 @@ def test_update_of_an_unknown_or_foreign_webhook_is_404(api: Api, other_api: Api
     for webhook_id in (theirs["id"], "01a214f5-5d24-74c9-af62-4b385a9d0a37", "nope"):
         error(api.put(f"/api/webhook/{webhook_id}", json=body), 404, NOT_FOUND)
     # The body is read first: a structural mistake is a 400 whatever the id.
-    error(api.put(f"/api/webhook/{theirs['id']}", json={"description": "x"}), 400, "BAD_REQUEST")
+    error(api.put(f"/api/webhook/{theirs['id']}", json={"secret": "x"}), 400, "BAD_REQUEST")
     assert ok_data(other_api.get(f"/api/webhook/{theirs['id']}"))["webhook"] == theirs
 
 

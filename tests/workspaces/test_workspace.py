@@ -134,6 +134,13 @@ def test_if_match_on_a_change_of_something_without_versions_is_412(api: Api) -> 
     hook_id = made["id"] if "id" in made else made["webhook"]["id"]
     gone = api.delete(f"/api/webhook/{hook_id}", headers={"If-Match": '"3"'})
     error(gone, 412, "PRECONDITION_FAILED")
+    # A POST that changes something without a version: the same.
+    rotated = api.post(f"/api/webhook/{hook_id}/rotate-secret", headers={"If-Match": '"1"'})
+    error(rotated, 412, "PRECONDITION_FAILED")
+    made = api.post(
+        f"/api/workspace/{api.ws}/tags", json={"name": "t"}, headers={"If-Match": '"1"'}
+    )
+    error(made, 412, "PRECONDITION_FAILED")
 
 
 # --- Create workspace ---------------------------------------------------------------

@@ -98,7 +98,7 @@ def install(app: FastAPI) -> None:
     # Before the mount below, which would answer the file as it is on disk.
     @app.api_route(f"{redoc}/{REDOC_BUNDLE}", methods=["GET", "HEAD"], include_in_schema=False)
     async def redoc_script(request: Request) -> Response:
-        headers = {"Cache-Control": CACHE_CONTROL, "ETag": bundle_etag}
+        headers = {"Cache-Control": CACHE_CONTROL, "ETag": bundle_etag, **NOSNIFF}
         if request.headers.get("if-none-match") == bundle_etag:
             return Response(status_code=304, headers=headers)
         return Response(bundle, media_type="text/javascript; charset=utf-8", headers=headers)

@@ -88,8 +88,8 @@ class _Refused(Exception):
 
 def _workspace_named(scope: Scope, body: bytes) -> str | None:
     """The one workspace the request names — in the header, the path, the query's
-    `workspaceId` or the body's — None when it names none; _Refused when it names two (the route answers
-    403) or one the body gives as no string (422)."""
+    `workspaceId` or the body's — None when it names none; _Refused when it names two
+    (the route answers 403) or one the body gives as no string (422)."""
     named: set[str] = set()
     try:
         header = headers.one(scope, b"x-workspace-id")

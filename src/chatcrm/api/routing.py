@@ -88,8 +88,9 @@ class ApiRoute(Route):
         # the methods the path serves, not a 404 for a record called "merge".
         # Held as the parameters' values those paths would give (("merge",)).
         self.reserved: frozenset[tuple[str, ...]] = frozenset()
-        # A change of something without a version: `If-Match` can name nothing it has.
-        self.versionless = operation.method in ("PUT", "PATCH", "DELETE") and not any(
+        # A change of something without a version (a create, an action such as a secret's
+        # rotation, an update of a webhook): `If-Match` can name nothing it has.
+        self.versionless = operation.method in ("POST", "PUT", "PATCH", "DELETE") and not any(
             p.name == "If-Match" for p in operation.params
         )
 

@@ -57,7 +57,7 @@ class ContactIds(ValueType):
     description = f"1 to {MAX_DUPLICATES} contact ids, merged in this order."
 
     def clean(self, field: str, value: object, *, nullable: bool) -> Any:
-        if not isinstance(value, list) or not 1 <= len(value) <= MAX_DUPLICATES:
+        if not isinstance(value, list) or not value:
             raise FieldError(field, f"must be an array of 1 to {MAX_DUPLICATES} contact ids")
         errors = [
             FieldError(f"{field}[{i}]", "must be a contact id (a string)")
@@ -65,7 +65,10 @@ class ContactIds(ValueType):
             if not isinstance(item, str) or not item or len(item) > 64
         ]
         raise_any(errors)  # every bad element, with the body's other errors
-        return list(dict.fromkeys(value))
+        ids = list(dict.fromkeys(value))
+        if len(ids) > MAX_DUPLICATES:  # counted once repeats are one
+            raise FieldError(field, f"must be an array of 1 to {MAX_DUPLICATES} contact ids")
+        return ids
 
     def input_schema(self, *, nullable: bool = False) -> Schema:
         return {

@@ -33,10 +33,12 @@ def describe(exc: BaseException) -> str:
     if any(isinstance(e, aiohttp.ServerDisconnectedError) for e in causes):
         return "connection reset by the receiver (closed before answering)"
     for e in causes:
+        # getattr: aiohttp's ClientConnectorCertificateError is an SSLCertVerificationError
+        # to isinstance but has neither attribute (an AttributeError, "internal error").
         if isinstance(e, ssl.SSLCertVerificationError):
-            return short(f"TLS certificate not accepted: {e.verify_message or e}")
+            return short(f"TLS certificate not accepted: {getattr(e, 'verify_message', '') or e}")
         if isinstance(e, ssl.SSLError):
-            return short(f"TLS error: {e.reason or e}")
+            return short(f"TLS error: {getattr(e, 'reason', '') or e}")
     if any(type(e).__name__ == "gaierror" for e in causes):
         return "host not found"
     if isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol | aiohttp.InvalidURL):

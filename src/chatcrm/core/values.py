@@ -218,7 +218,7 @@ def tag_ids(field: str, value: object) -> list[str]:
 def _storable_number(value: int | Decimal) -> bool:
     """Numbers a variable can hold and give back exactly (JSON, 64-bit safe, no rounding)."""
     if isinstance(value, int):
-        return -(2**63) <= value < 2**63
+        return abs(value) < 2**63  # below 2^63 in magnitude, as the message says
     # copy_abs and comparisons never round, so 1e1000000 cannot overflow the context here.
     if not value.is_finite() or value.copy_abs() >= 2**63:
         return False

@@ -126,9 +126,15 @@ def record_body(body: dict[str, Any]) -> Recorded:
     _only(body, ("direction", "text", "createdAt", "externalId"))
     errors: list[FieldError] = []
     direction = body.get("direction")
-    if direction not in DIRECTIONS:
+    if direction is None:  # missing or null on a create: "is required", as everywhere
+        errors.append(FieldError("direction", "is required"))
+    elif direction not in DIRECTIONS:
         errors.append(FieldError("direction", "must be one of in, out"))
-    text = _text(errors, "text", body.get("text"), STORED_TEXT_MAX)
+    text = None
+    if body.get("text") is None:
+        errors.append(FieldError("text", "is required"))
+    else:
+        text = _text(errors, "text", body["text"], STORED_TEXT_MAX)
     created_at = None
     if body.get("createdAt") is not None:
         try:

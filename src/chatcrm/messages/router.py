@@ -237,10 +237,11 @@ async def get_media(call: Call, messageId: str) -> Response:
         await answer.aclose()
         await client.aclose()
 
+    # The content type as the channel gave it (media_type would add "; charset=utf-8" to
+    # a text/* one: a claim about bytes that are not this service's).
     return StreamingResponse(
         chunks,
-        media_type=kind,
-        headers=_media_headers(kind, media.get("fileName")),
+        headers={"content-type": kind, **_media_headers(kind, media.get("fileName"))},
         background=BackgroundTask(close),
     )
 

@@ -105,12 +105,12 @@ async def get_webhook(call: Call, webhookId: str) -> Response:
     "PUT",
     PATH,
     operation_id="updateWebhook",
-    summary="Update a webhook (paramToUpdate)",
+    summary="Update a webhook (paramToUpdate, or the fields alone)",
     description="enabled: true also clears disabledReason and the count of failures.",
     message=m.WEBHOOK_UPDATED,
     answer=WITH_ID,
     params=READ_PARAMS,
-    body=update_body_schema(WEBHOOK),
+    body=update_body_schema(WEBHOOK, implicit=True),
     errors=(404, 422),
 )
 async def update_webhook(call: Call, webhookId: str) -> Response:

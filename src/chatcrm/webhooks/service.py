@@ -104,10 +104,11 @@ async def update(
     body: dict[str, Any],
     allow_private: bool,
 ) -> dict[str, Any]:
-    """The `paramToUpdate` body of contract A.1 over url, eventTypes, description and
-    enabled; every change moves updatedAt."""
+    """The `paramToUpdate` body of contract A.1 (or E.1's form, without it, as every
+    update takes) over url, eventTypes, description and enabled; every change moves
+    updatedAt."""
     names = bodies.update_names(
-        WEBHOOK, body, record_id=webhook_id, id_source="the webhook id of the path"
+        WEBHOOK, body, record_id=webhook_id, id_source="the webhook id of the path", implicit=True
     )
     given = bodies.update_values(WEBHOOK, names, body)
     await _check_address(given, names, allow_private=allow_private)
