@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import pytest
@@ -276,3 +277,40 @@ def test_what_is_linked_to_a_duplicate_while_it_is_merged_ends_on_the_primary(ap
     refused; never left on the deleted duplicate."""
     for _ in range(4):
         _merge_while_linking(api)
+
+
+def _merge_while_moving_away(api: Api) -> None:
+    primary, duplicate, third = (api.create_contact() for _ in range(3))
+    deals = [api.create_opportunity(contactId=duplicate["id"]) for _ in range(4)]
+    moved, deleted = deals[:2], deals[2:]
+    calls = [
+        lambda: merge(api, primary["id"], [duplicate["id"]]),
+        *(
+            partial(api.put, f"/api/opportunity?id={deal['id']}",
+                    json={"paramToUpdate": "contactId", "contactId": third["id"]})
+            for deal in moved
+        ),
+        *(partial(api.delete, f"/api/opportunity/{deal['id']}") for deal in deleted),
+    ]  # fmt: skip
+    start = threading.Barrier(len(calls))
+
+    def at_start(call: Any) -> Any:
+        start.wait()
+        return call()
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        merged, *answers = pool.map(at_start, calls)
+    assert merged.status_code == 200, merged.text
+    assert [a.status_code for a in answers] == [200] * len(answers), [a.text for a in answers]
+    for deal in moved:
+        stored = ok_data(api.get(f"/api/opportunity/{deal['id']}"))["data"][0]
+        assert stored["contactId"] == third["id"]  # moved away: never moved back
+
+
+def test_an_opportunity_moved_away_while_its_contact_is_merged_stays_moved(api: Api) -> None:
+    """The merge listed the duplicate's opportunities, then moved each to the primary by
+    id alone: one moved to a third contact meanwhile (its PUT answered 200) was moved back,
+    a lost update; one deleted meanwhile made the merge 404. Each is locked and read again
+    before it is moved."""
+    for _ in range(5):  # a race: each round may or may not cross
+        _merge_while_moving_away(api)

@@ -2,10 +2,11 @@
 message of each `messages` change for this channel's number, with its sender's contact
 found or created, and each status of a message we sent, forward only.
 
-A wamid the workspace already holds changes nothing. Two deliveries of one message racing
-each other meet at the unique index on (workspace, external id): the loser's transaction
-fails with UniqueViolation, the route rolls it back and applies the delivery again, and
-this time finds the message stored.
+A wamid the workspace already holds changes nothing. A channel's deliveries are applied
+one at a time (an advisory lock of the channel, PostgreSQL): the later one finds what the
+earlier stored. Should two still meet at the unique index on (workspace, external id),
+the loser's transaction fails with UniqueViolation, the route rolls it back and applies
+the delivery again, and this time finds the message stored.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from chatcrm.contacts.kind import CONTACT
 from chatcrm.core.phone import PhoneError, normalize_phone
 from chatcrm.core.timestamps import utcnow
 from chatcrm.core.values import NAME_MAX
+from chatcrm.db import locks
 from chatcrm.db.database import Connection, Row
 from chatcrm.messages import repository as messages_repo
 from chatcrm.messages.record import (
@@ -43,6 +45,8 @@ from chatcrm.messages.store import (
 )
 from chatcrm.records import writing
 from chatcrm.records.visibility import restrict
+
+_DELIVERY_SEED = 0x77_61_6D_69  # a channel's deliveries, among the advisory locks
 
 
 @dataclass
@@ -121,6 +125,10 @@ async def apply(conn: Connection, channel: Row, payload: object) -> Applied:
     conn.actor = actor(channel)
     payload = storable(payload)
     await conn.begin()
+    # One delivery of a channel at a time (PostgreSQL; SQLite writes one at a time): two
+    # deliveries sharing wamids and senders, each reading what is stored before the other
+    # commits, met at the unique indexes again and again, and a fourth meeting was a 500.
+    await locks.hold(conn, _DELIVERY_SEED, str(channel["id"]))
     applied = Applied()
     now = utcnow()
     found: list[_Inbound] = []

@@ -232,6 +232,12 @@ async def _move_opportunities(
     columns = {"contact_id": primary_id, "modified_at": now, "updated_at": now}
     changed = OPPORTUNITY.fields.changed({"contactId": primary_id}, columns=columns)
     for opportunity_id in ids:  # in id order: the same lock order as every merge
+        # Locked, and read again as it is now: one moved to another contact or deleted
+        # since it was listed (a request that held it while this merge waited) is left as
+        # that request made it, not moved back (a lost update) nor the merge's 404.
+        stored = await statements.lock(conn, OPPORTUNITY, workspace_id, opportunity_id)
+        if stored is None or stored["contact_id"] not in duplicates:
+            continue
         await statements.update_record(conn, OPPORTUNITY, workspace_id, opportunity_id, columns)
         view = await writing.get(conn, OPPORTUNITY, workspace_id, opportunity_id, shape="full")
         await writing.record_event(
