@@ -257,6 +257,14 @@ def visit(browser: Browser, server: str) -> Iterator[Visit]:
         context.close()
 
 
+def answer_unavailable(route: Route) -> None:
+    """Answer an intercepted request as the service does when its database is out of
+    reach a moment (503, the envelope): what the console must ride out."""
+    body = '{"success":false,"code":503,"errorCode":"SERVICE_UNAVAILABLE",'
+    body += '"message":"The database is unreachable; retry shortly.","data":null}'
+    route.fulfill(status=503, body=body, content_type="application/json")
+
+
 def api(server: str, account: NewAccount, method: str, path: str, **kw: Any) -> Any:
     """A call of the JSON API as the account's key, in its workspace; its `data` (200 only)."""
     headers = {"Authorization": f"Bearer {account.api_key}", "x-workspace-id": account.workspace_id}

@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Locator, Page, Request, expect
 
 from chatcrm.provisioning import NewAccount
-from tests.browser.conftest import Visit, api, create, sign_in
+from tests.browser.conftest import Visit, answer_unavailable, api, create, sign_in
 from tests.browser.graph_fake import PNG, Graph, fake_graph
 from tests.conftest import new_account
 
@@ -466,9 +466,7 @@ def test_a_conversation_whose_first_page_failed_is_read_again(
             route.continue_()
             return
         refused.append(route.request.url)
-        body = '{"success":false,"code":503,"errorCode":"SERVICE_UNAVAILABLE",'
-        body += '"message":"The database is unreachable; retry shortly.","data":null}'
-        route.fulfill(status=503, body=body, content_type="application/json")
+        answer_unavailable(route)
 
     visit.page.route(re.compile(rf"/api/contact/{eve}/messages\?"), once_unavailable)
     conversation = _open_panel(visit, account, eve, "Eve")

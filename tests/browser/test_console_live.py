@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, Request, Route, expect
 
 from chatcrm.provisioning import NewAccount
-from tests.browser.conftest import Visit, api, create, sign_in, update
+from tests.browser.conftest import Visit, answer_unavailable, api, create, sign_in, update
 from tests.conftest import new_account
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -189,9 +189,7 @@ def test_a_live_reload_that_failed_is_tried_again_and_its_alert_goes(
             route.continue_()
             return
         refused.append(route.request.url)
-        body = '{"success":false,"code":503,"errorCode":"SERVICE_UNAVAILABLE",'
-        body += '"message":"The database is unreachable; retry shortly.","data":null}'
-        route.fulfill(status=503, body=body, content_type="application/json")
+        answer_unavailable(route)
 
     page.route("**/api/contact/board*", once_unavailable)
     create(server, account, "contact", name="Eli", email="eli@example.com")
@@ -220,9 +218,7 @@ def test_a_view_whose_first_read_failed_is_read_again(
         if len(refused) == 2:  # no answer at all: the server out of reach
             route.abort("connectionrefused")
             return
-        body = '{"success":false,"code":503,"errorCode":"SERVICE_UNAVAILABLE",'
-        body += '"message":"The database is unreachable; retry shortly.","data":null}'
-        route.fulfill(status=503, body=body, content_type="application/json")
+        answer_unavailable(route)
 
     visit.page.route("**/api/contact/board*", first_unavailable)
     visit.goto("/console")
