@@ -70,15 +70,27 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def request_hash(body: bytes, workspace: str | None, caller: str = "") -> str:
-    """The request as far as the key covers it: the body as parsed JSON, the workspace
-    it is for (`_workspace_named`: the same body sent to another workspace is another
-    request, not a retry), and, for a person, who (`caller`: a user's answer is replayed
-    to that user only, whose role and assigned-only view made it)."""
+_NOT_JSON = object()  # a body the handler will refuse: compared as its bytes
+
+
+def _parsed_body(body: bytes) -> Any:
+    """The body as parsed JSON (read once, for the fingerprint and the workspace it
+    names), or _NOT_JSON."""
     try:
-        canonical = orjson.dumps(_canonical(parse_json(body)), option=orjson.OPT_SORT_KEYS)
-    except ServiceError:  # not JSON: the handler will refuse it; compare the bytes
+        return parse_json(body)
+    except ServiceError:
+        return _NOT_JSON
+
+
+def request_hash(body: bytes, parsed: Any, workspace: str | None, caller: str = "") -> str:
+    """The request as far as the key covers it: the body as parsed JSON (`parsed`), the
+    workspace it is for (`_workspace_named`: the same body sent to another workspace is
+    another request, not a retry), and, for a person, who (`caller`: a user's answer is
+    replayed to that user only, whose role and assigned-only view made it)."""
+    if parsed is _NOT_JSON:
         canonical = b"raw:" + body
+    else:
+        canonical = orjson.dumps(_canonical(parsed), option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(f"{caller}\n{workspace or ''}\n".encode() + canonical).hexdigest()
 
 
@@ -86,7 +98,7 @@ class _Refused(Exception):
     """The request names workspaces the route itself refuses (two, or a malformed one)."""
 
 
-def _workspace_named(scope: Scope, body: bytes) -> str | None:
+def _workspace_named(scope: Scope, parsed: Any) -> str | None:
     """The one workspace the request names — in the header, the path, the query's
     `workspaceId` or the body's — None when it names none; _Refused when it names two
     (the route answers 403) or one the body gives as no string (422)."""
@@ -102,13 +114,10 @@ def _workspace_named(scope: Scope, body: bytes) -> str | None:
         named.add(in_path)
     if scope["query_string"]:
         named.update(v for v in QueryParams(scope["query_string"]).getlist("workspaceId") if v)
-    if b"workspaceId" in body:
-        with contextlib.suppress(ServiceError):
-            parsed = parse_json(body)
-            if isinstance(parsed, dict) and parsed.get("workspaceId") not in (None, ""):
-                if not isinstance(parsed["workspaceId"], str):
-                    raise _Refused
-                named.add(parsed["workspaceId"])
+    if isinstance(parsed, dict) and parsed.get("workspaceId") not in (None, ""):
+        if not isinstance(parsed["workspaceId"], str):
+            raise _Refused
+        named.add(parsed["workspaceId"])
     if len(named) > 1:
         raise _Refused
     return next(iter(named), None)
@@ -257,8 +266,9 @@ class IdempotencyMiddleware:
         # The workspace the request is for, wherever it names it: one the caller may not
         # use (a key limited to others, a person whose workspaces were narrowed since) is
         # refused by the route as always, never answered from what was stored.
+        parsed = _parsed_body(body)
         try:
-            workspace = _workspace_named(scope, body)
+            workspace = _workspace_named(scope, parsed)
         except _Refused:
             workspace, reached = None, False
         else:
@@ -274,6 +284,7 @@ class IdempotencyMiddleware:
             "key": key,
             "request_hash": request_hash(
                 body,
+                parsed,
                 workspace,  # checked above
                 # Keys of the account share their answers (a key rotated between two
                 # retries still gets its answer; _allowed checked this one's reach).
