@@ -654,6 +654,47 @@ def test_large_but_parseable_numbers_are_422_not_500(api: Api, database_url: str
     assert snapshot(database_url, api.account.account_id) == before
 
 
+@pytest.mark.parametrize(
+    "number", [b"1e1000000000000000000", b"0E1000000000000000000", b"-1.5e-99999999999999999999"]
+)
+def test_a_number_beyond_decimal_exponents_is_400_not_500(
+    api: Api, database_url: str, number: bytes
+) -> None:
+    # Decimal refuses exponents of 19 digits and more (InvalidOperation, not a ValueError):
+    # it is malformed JSON for us, wherever the body is read, keyed or not.
+    opportunity = api.create_opportunity()
+    before = snapshot(database_url, api.account.account_id)
+    cases = [
+        (
+            "PUT",
+            "/api/opportunity",
+            {"id": opportunity["id"]},
+            b'{"paramToUpdate": "amount", "amount": %s}',
+            {},
+        ),
+        ("POST", "/api/contact", None, b'{"name": "A", "email": "a@b.co", "lastname": %s}', {}),
+        ("POST", "/api/workspace", None, b'{"name": %s}', {}),
+        (
+            "POST",
+            "/api/opportunity",
+            None,
+            b'{"name": "Deal", "amount": %s}',
+            {"Idempotency-Key": "big-exp"},
+        ),
+    ]
+    for method, path, params, template, extra in cases:
+        response = api.request(
+            method,
+            path,
+            params=params,
+            content=template % number,
+            headers={"Content-Type": "application/json", **extra},
+        )
+        body = refused(response, 400, "BAD_REQUEST")
+        assert body["message"].startswith("The request body is not valid JSON: the number")
+    assert snapshot(database_url, api.account.account_id) == before
+
+
 @READ_BEFORE_THE_DATABASE
 @pytest.mark.parametrize("body", [b"", b"   ", b"\r\n\t "])
 def test_empty_body_is_400(api: Api, target: Target, database_url: str, body: bytes) -> None:

@@ -277,6 +277,8 @@ def test_a_hand_written_variable_cell_reads_as_a_person_means_it() -> None:
     assert read_variable("Calle 5, 2nd floor") == "Calle 5, 2nd floor"
     assert read_variable("007") == "007"  # not a JSON number: text, zeros kept
     assert read_variable("Infinity") == "Infinity"
+    assert read_variable("1e1000000000000000000") == "1e1000000000000000000"  # beyond Decimal
+    assert variable_text("1e1000000000000000000") == "1e1000000000000000000"
     assert read_variable('{"a": 1}') == '{"a": 1}'
 
 

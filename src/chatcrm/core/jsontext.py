@@ -18,7 +18,10 @@ class JsonNumber(Decimal):
     text: str
 
     def __new__(cls, text: str) -> JsonNumber:
-        number = super().__new__(cls, text)
+        try:
+            number = super().__new__(cls, text)
+        except ArithmeticError as exc:  # an exponent beyond Decimal's, as 1e1000000000000000000
+            raise ValueError(f"the number {text[:40]} is out of range") from exc
         number.text = text
         return number
 

@@ -152,7 +152,7 @@ def read_variable(text: str) -> Any:
     reads it back the same."""
     try:
         value = json.loads(text, parse_float=Decimal, parse_constant=_no_constant)
-    except ValueError:
+    except (ValueError, ArithmeticError):  # an exponent beyond Decimal's is text too
         return text
     if isinstance(value, list | dict):
         return text
