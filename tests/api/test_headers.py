@@ -21,6 +21,10 @@ def _auth(api: Api) -> tuple[str, str]:
     return ("Authorization", f"Bearer {api.key}")
 
 
+def _ws(api: Api) -> tuple[str, str]:
+    return ("x-workspace-id", api.ws)
+
+
 def test_two_workspaces_in_the_header_are_403_whichever_comes_first(
     api: Api, other_api: Api
 ) -> None:
@@ -80,3 +84,38 @@ def test_if_match_on_several_lines_is_one_list(api: Api) -> None:
     error(stale, 412, "PRECONDITION_FAILED")
     lines = [*base, ("If-Match", '"7"'), ("If-Match", '"1"')]
     ok_data(_send(api, "PUT", path, lines, json=NAME))
+
+
+def test_a_body_declared_json_and_another_type_is_415_whichever_line_comes_first(
+    api: Api,
+) -> None:
+    contact = api.create_contact()
+    path = f"/api/contact?id={contact['id']}&workspaceId={api.ws}"
+    body = b'{"paramToUpdate": "name", "name": "Bea"}'
+    json_line, text_line = ("Content-Type", "application/json"), ("Content-Type", "text/plain")
+    for lines in ([json_line, text_line], [text_line, json_line]):
+        answer = error(
+            _send(api, "PUT", path, [_auth(api), _ws(api), *lines], content=body),
+            415,
+            "UNSUPPORTED_MEDIA_TYPE",
+        )
+        assert answer["message"].startswith("Content-Type 'text/plain' is not supported")
+    ok_data(_send(api, "PUT", path, [_auth(api), _ws(api), json_line, json_line], content=body))
+
+
+def test_a_coding_on_any_content_encoding_line_is_415(api: Api) -> None:
+    contact = api.create_contact()
+    path = f"/api/contact?id={contact['id']}&workspaceId={api.ws}"
+    body = b'{"paramToUpdate": "name", "name": "Bea"}'
+    json_line = ("Content-Type", "application/json")
+    identity, gzip = ("Content-Encoding", "identity"), ("Content-Encoding", "gzip")
+    for lines in ([identity, gzip], [gzip, identity]):
+        answer = error(
+            _send(api, "PUT", path, [_auth(api), _ws(api), json_line, *lines], content=body),
+            415,
+            "UNSUPPORTED_MEDIA_TYPE",
+        )
+        assert "gzip" in answer["message"]
+    ok_data(
+        _send(api, "PUT", path, [_auth(api), _ws(api), json_line, identity, identity], content=body)
+    )

@@ -92,16 +92,18 @@ async def read_json_object(request: Request, *, required: bool = True) -> dict[s
         if required:
             raise BadRequest("A JSON object is required as the request body.")
         return {}
-    content_type = request.headers.get("content-type")
-    # A body without Content-Type is read as JSON (an empty header declares nothing
-    # either); one declared as something else is 415.
-    if content_type and content_type.strip() and not is_json_media_type(content_type):
-        raise UnsupportedMediaType(
-            f"Content-Type {content_type.strip()!r} is not supported; "
-            "send application/json (UTF-8)."
-        )
-    coding = request.headers.get("content-encoding", "").strip().lower()
-    if coding not in ("", "identity"):
+    # Every line of a repeated header is read, never whichever came first: a body declared
+    # JSON and text/plain is not declared JSON (docs/api.md 1.10).
+    for content_type in request.headers.getlist("content-type"):
+        # A body without Content-Type is read as JSON (an empty header declares nothing
+        # either); one declared as something else is 415.
+        if content_type.strip() and not is_json_media_type(content_type):
+            raise UnsupportedMediaType(
+                f"Content-Type {content_type.strip()!r} is not supported; "
+                "send application/json (UTF-8)."
+            )
+    coding = ", ".join(request.headers.getlist("content-encoding")).strip().lower()
+    if any(c.strip() not in ("", "identity") for c in coding.split(",")):
         # Bodies are read as sent; a compressed one would be refused as bytes that are not
         # UTF-8, which names the wrong cause (RFC 9110 15.5.16: 415 for a coding).
         raise UnsupportedMediaType(
