@@ -488,8 +488,14 @@ def test_a_status_that_comes_before_the_answer_is_applied_with_it(
     assert (message["id"], message["status"], message["externalId"]) == (sent["id"], then, wamid)
     # Each step an event, in order (D.1): queued, sent with its wamid, then what came early.
     page = conv.api.get("/api/events", params={"recordId": sent["id"], "pageSize": "100"})
-    steps = [e["data"]["status"] for e in ok_data(page)["events"]]
+    events = ok_data(page)["events"]
+    steps = [e["data"]["status"] for e in events]
     assert steps == ["queued", "sent", "delivered"] + (["read"] if then == "read" else [])
+    # What came early was brought by the channel, applied in the sender's transaction: its
+    # events name the channel, as statuses applied at once do (J.4), not the system.
+    assert [e["actor"]["type"] for e in events[2:]] == ["channel"] * len(later)
+    assert {e["actor"]["id"] for e in events[2:]} == {conv.channel["id"]}
+    assert events[1]["actor"]["type"] == "system"
 
 
 def test_a_failure_that_comes_before_the_answer_fails_the_message(conv: Conversation) -> None:

@@ -340,6 +340,7 @@ async def keep_early_status(
         "status_at": at,
         "error": to_text(error) if error is not None else None,
         "received_at": now,
+        "actor": to_text(conn.actor) if conn.actor is not None else None,
     }
     await repo.keep_early(conn, row)
 
@@ -351,16 +352,21 @@ async def apply_early_statuses(
     has just been given; returns how many moved it."""
     kept = await repo.take_early(conn, workspace_id, external_id)
     applied = 0
-    # By rank (`failed` last): each moves the message on from the one before it.
-    for early in sorted(kept, key=lambda r: RANK.get(r["status"], len(RANK))):
-        moved = await apply_status(
-            conn,
-            workspace_id,
-            external_id=external_id,
-            status=early["status"],
-            at=early["status_at"],
-            error=load_exact(early["error"]) if early["error"] else None,
-            now=now,
-        )
-        applied += bool(moved)
+    own = conn.actor  # the sender's: each status's event names who brought it instead
+    try:
+        # By rank (`failed` last): each moves the message on from the one before it.
+        for early in sorted(kept, key=lambda r: RANK.get(r["status"], len(RANK))):
+            conn.actor = load_exact(early["actor"]) if early["actor"] else None
+            moved = await apply_status(
+                conn,
+                workspace_id,
+                external_id=external_id,
+                status=early["status"],
+                at=early["status_at"],
+                error=load_exact(early["error"]) if early["error"] else None,
+                now=now,
+            )
+            applied += bool(moved)
+    finally:
+        conn.actor = own
     return applied

@@ -92,6 +92,9 @@ early_statuses = Table(
     Column("status_at", UTCDateTime, nullable=False),
     Column("error", Text, nullable=True),  # JSON object {code, title}, as messages.error
     Column("received_at", UTCDateTime, nullable=False),
+    # JSON: the channel whose delivery brought it, named by the event it makes (J.4;
+    # migration 0016). NULL, kept before it: the system.
+    Column("actor", Text, nullable=True),
     PrimaryKeyConstraint("workspace_id", "external_id", "status"),
     Index("ix_early_statuses_received_at", "received_at"),
 )
