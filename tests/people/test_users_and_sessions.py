@@ -587,6 +587,21 @@ def test_a_disabled_user_comes_back_only_through_a_link_made_after(owner_api: Ap
         json={"token": token_of(again["resetUrl"]), "password": "a third good password"},
     )
     _refusal(late, 400, "INVALID_TOKEN")
+    # A link made for the disabled user outlives later edits of it, a rename or its status
+    # given again: only a new link or the user's disabling again retires it.
+    kept = ok_data(owner_api.post(f"/api/user/{user_id}/reset-link", workspace=None))
+    ok_data(owner_api.put(f"/api/user/{user_id}", json=disable, workspace=None))
+    rename = {"paramToUpdate": "name", "name": "Renamed while disabled"}
+    ok_data(owner_api.put(f"/api/user/{user_id}", json=rename, workspace=None))
+    returning = Browser(owner_api.http)
+    returning.signed_in(
+        returning.request(
+            "POST",
+            "/api/invitation/accept",
+            json={"token": token_of(kept["resetUrl"]), "password": "a fourth good password"},
+        )
+    )
+    assert returning.user["status"] == "active"
 
 
 def test_sessions_expire_when_idle_and_after_their_lifetime(database_url: str, account) -> None:

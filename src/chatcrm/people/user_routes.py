@@ -156,7 +156,10 @@ async def remove_user(call: Call, userId: str) -> Response:
 async def create_reset_link(call: Call, userId: str) -> Response:
     await call.of_the_account()
     bodies.create_body(NO_FIELDS, await call.read_body(required=False), workspace_key=False)
-    row = await people.by_id(call.conn, call.account_id, userId)
+    # The user's row held: a link and a disabling of the user are one after the other,
+    # so a link is either made before (and retired by it) or made for a disabled user.
+    await call.conn.begin()
+    row = await people.by_id(call.conn, call.account_id, userId, for_change=True)
     reach.check_may_manage(call.principal, row)
     # The link is the user's password: its maker must hold all the user holds.
     reach.check_holds(call.principal, row["role"])

@@ -356,11 +356,9 @@ async def find_token(conn: Connection, token: str) -> tuple[Row, str]:
     user = await any_by_id(conn, found["user_id"])
     if user is None:
         raise InvalidToken
-    # Disabling a user retires its links, so a link of a disabled user was made after, by
-    # someone allowed to make it: accepting it makes the user active again (J.1). One made
-    # before (by a version that did not retire them) is refused.
-    if user["status"] == DISABLED and found["created_at"] < user["updated_at"]:
-        raise InvalidToken
+    # Disabling a user retires its links (holding the user's row, as making one does), so
+    # a live link of a disabled user was made after, on purpose, by someone allowed to make
+    # it: accepting it makes the user active again (J.1), whatever edits came in between.
     return user, found["purpose"]
 
 
