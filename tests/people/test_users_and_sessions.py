@@ -668,6 +668,13 @@ def test_two_factor_codes_are_single_use(owner_api: Api) -> None:
     again = agent.request("POST", "/api/me/2fa")
     _refusal(again, 409, "TWO_FACTOR_ON")
     assert "secret" not in again.text
+    # Nor its recovery codes, by enabling it again with a current code.
+    enabled_twice = agent.request("POST", "/api/me/2fa/enable", json={"code": totp.now()})
+    _refusal(enabled_twice, 409, "TWO_FACTOR_ON")
+    assert "recoveryCodes" not in enabled_twice.text
+    assert _audited(owner_api, "user.2fa_enabled", agent.user["id"]) == 1
+    kept = codes["recoveryCodes"][2]
+    assert _sign_in(owner_api.http, email, PASSWORD, code=kept).status_code == 200
     later = totp.at(time.time() + 30)  # the next step's code: not used yet
     assert _sign_in(owner_api.http, email, PASSWORD, code=later).status_code == 200
     off = agent.request("DELETE", "/api/me/2fa", json={"password": PASSWORD})
@@ -857,11 +864,14 @@ def test_what_changes_nothing_is_not_audited(owner_api: Api) -> None:
     has, or two-factor turned off where it was never on, changed nothing."""
     agent = person(owner_api, "agent")
     user_id = agent.user["id"]
+    # Accepting the invitation changed its status (invited, now active): audited once, by
+    # the user itself.
+    assert _audited(owner_api, "user.updated", user_id) == 1
     same = {"status": "active", "role": "agent", "workspaceIds": [owner_api.ws]}
     ok_data(owner_api.put(f"/api/user/{user_id}", json=same, workspace=None))
-    assert _audited(owner_api, "user.updated", user_id) == 0
-    ok_data(owner_api.put(f"/api/user/{user_id}", json={"role": "viewer"}, workspace=None))
     assert _audited(owner_api, "user.updated", user_id) == 1
+    ok_data(owner_api.put(f"/api/user/{user_id}", json={"role": "viewer"}, workspace=None))
+    assert _audited(owner_api, "user.updated", user_id) == 2
     ok_data(agent.request("DELETE", "/api/me/2fa", json={"password": PASSWORD}))
     assert _audited(owner_api, "user.2fa_disabled", user_id) == 0
 

@@ -265,7 +265,7 @@ async def start_two_factor(call: Call) -> Response:
     message=m.TWO_FACTOR_ENABLED,
     answer=obj(recoveryCodes=STRS),
     body=create_body_schema(CODE, workspace_key=False),
-    errors=(422,),
+    errors=(409, 422),
 )
 async def enable_two_factor(call: Call) -> Response:
     await _user_first(call)

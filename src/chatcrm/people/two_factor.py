@@ -44,7 +44,12 @@ def _step_of(code: str, secret: str, after: int | None) -> int | None:
 # Read again, locked: two sign-ins with one code at once (on two nodes) must not both find
 # it unused, nor two recovery codes each write back a list the other's is still in.
 _STATE = (
-    select(users.c.totp_secret, users.c.totp_last_step, users.c.recovery_codes)
+    select(
+        users.c.totp_secret,
+        users.c.totp_last_step,
+        users.c.recovery_codes,
+        users.c.two_factor_enabled,
+    )
     .where(users.c.id == bindparam("_id"))
     .with_for_update()
 )
@@ -87,9 +92,13 @@ async def start(conn: Connection, user: Row) -> dict[str, Any]:
 
 
 async def enable(conn: Connection, user: Row, code: str) -> list[str]:
-    """On, after a code of the secret set up; the recovery codes, shown this once."""
+    """On, after a code of the secret set up; the recovery codes, shown this once. Not
+    while it is on (409): a session and a code alone would replace the recovery codes
+    that guard the account, as `start` would the secret."""
     await conn.begin()
     state = await conn.fetchrow(_STATE, {"_id": user["id"]})  # as in accept_code
+    if state is not None and state["two_factor_enabled"]:
+        raise TwoFactorOn
     step = None
     if state is not None and state["totp_secret"]:
         step = _step_of(code.strip(), state["totp_secret"], state["totp_last_step"])

@@ -240,7 +240,8 @@ async def accept_invitation(request: Request) -> Response:
         # Back to active (its links were retired when it was disabled: this one was made
         # after, on purpose). The keys it made work again, as its status does.
         await people.keys_follow(conn)
-        await audited("user.updated")
+    if user["status"] != people.ACTIVE:
+        await audited("user.updated")  # its status changed (J.6), invited or disabled
     if purpose == links.RESET:
         await sessions.end_all(conn, user["id"])
         await audited("user.password_changed")
