@@ -14,7 +14,16 @@ from click.testing import CliRunner
 
 from chatcrm.cli import main
 from chatcrm.transfer.bodies import BodyBuilder
-from chatcrm.transfer.cells import read_cell, read_variable, variable_text, write_cell
+from chatcrm.transfer.cells import (
+    escaped_item,
+    join_list,
+    read_cell,
+    read_item,
+    read_variable,
+    split_list,
+    variable_text,
+    write_cell,
+)
 from chatcrm.transfer.columns import CONTACT_COLUMNS, OPPORTUNITY_COLUMNS, RecordColumns, Role
 from chatcrm.transfer.csv_source import open_csv, sniff_delimiter
 from chatcrm.transfer.names import WorkspaceNames
@@ -317,3 +326,18 @@ def test_nameless_columns_at_the_end_are_a_spreadsheet_s_and_left_out() -> None:
         builder.body(Row(3, ["Bo", "bo@example.com", "", "lost data"]))
     with pytest.raises(BadInput, match="the header has an empty column name"):
         CONTACT_COLUMNS.read_header(["name", "", "email"])
+
+
+@pytest.mark.parametrize(
+    "items",
+    [[" ", "y"], [" padded ", "a b "], ["\t tab\n"], ["x\\ ", " \\"], ["a;b", "C:\\docs"]],
+)
+def test_a_list_with_blanks_at_its_items_edges_reads_back_as_written(items: list[str]) -> None:
+    assert split_list(join_list(items)) == items
+
+
+def test_blanks_typed_around_items_and_names_are_not_theirs() -> None:
+    assert split_list(" a ;  b;;\tc ") == ["a", "b", "c"]
+    assert split_list("\\ x\\ ") == [" x "]
+    assert read_item(" v ") == "v"
+    assert read_item(escaped_item(" v ")) == " v "

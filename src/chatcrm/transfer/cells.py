@@ -62,33 +62,76 @@ ESCAPE = "\\"
 def split_list(text: str) -> list[str]:
     """`a; b;;c` → `["a", "b", "c"]`: blanks around and between separators ignored. An
     item holding the separator itself (a tag `Sales;EU`, a URL with `;`) is written with
-    it escaped, `Sales\\;EU`, and a backslash of its own doubled (`join_list`); a
-    backslash before anything else is kept as written (`C:\\docs`)."""
-    parts: list[str] = []
-    current: list[str] = []
-    chars = iter(text)
-    for char in chars:
-        if char == ESCAPE:
-            following = next(chars, "")
-            if following in (LIST_SEPARATOR, ESCAPE):
-                current.append(following)
-            else:
-                current.append(char + following)
-        elif char == LIST_SEPARATOR:
-            parts.append("".join(current))
-            current = []
+    it escaped, `Sales\\;EU`, a backslash of its own doubled, and a blank at its edges
+    escaped (`\\ padded\\ `), as `join_list` writes them; a backslash before anything
+    else is kept as written (`C:\\docs`)."""
+    parts: list[list[tuple[str, bool]]] = [[]]
+    for char, escaped in _read_escapes(text, LIST_SEPARATOR):
+        if char == LIST_SEPARATOR and not escaped:
+            parts.append([])
         else:
-            current.append(char)
-    parts.append("".join(current))
-    return [part.strip() for part in parts if part.strip()]
+            parts[-1].append((char, escaped))
+    items = (_trimmed(part) for part in parts)
+    return [item for item in items if item]
 
 
 def join_list(items: list[Any]) -> str:
     """The inverse of `split_list`."""
-    return LIST_SEPARATOR.join(
-        str(item).replace(ESCAPE, ESCAPE * 2).replace(LIST_SEPARATOR, ESCAPE + LIST_SEPARATOR)
-        for item in items
-    )
+    return LIST_SEPARATOR.join(escaped_item(str(item), LIST_SEPARATOR) for item in items)
+
+
+def read_item(text: str) -> str:
+    """One item written by `escaped_item` without a separator (a `var:` column's variable
+    name): blanks at its edges ignored unless escaped, `\\\\` a backslash."""
+    return _trimmed(list(_read_escapes(text, None)))
+
+
+def escaped_item(item: str, separator: str | None = None) -> str:
+    """`item` as `split_list` or `read_item` reads it back: a backslash doubled, the
+    separator escaped, and each blank at its edges, which reading would drop, escaped."""
+    text = item.replace(ESCAPE, ESCAPE * 2)
+    if separator is not None:
+        text = text.replace(separator, ESCAPE + separator)
+    body = text.strip()
+    if body == text:
+        return text
+    head = text[: len(text) - len(text.lstrip())]
+    tail = text[len(text.rstrip()) :] if body else ""
+    return _escaped_blanks(head) + body + _escaped_blanks(tail)
+
+
+def _escaped_blanks(blanks: str) -> str:
+    return "".join(ESCAPE + char for char in blanks)
+
+
+def _read_escapes(text: str, separator: str | None) -> list[tuple[str, bool]]:
+    """Each character of `text` and whether it was escaped: `\\\\`, the separator and a
+    blank after a backslash are that character escaped; a backslash before anything else
+    is itself (`C:\\docs`)."""
+    out: list[tuple[str, bool]] = []
+    chars = iter(text)
+    for char in chars:
+        if char != ESCAPE:
+            out.append((char, False))
+            continue
+        following = next(chars, "")
+        if following in (ESCAPE, separator) or following.isspace():
+            out.append((following, True))
+        else:
+            out.append((char, False))
+            if following:
+                out.append((following, False))
+    return out
+
+
+def _trimmed(part: list[tuple[str, bool]]) -> str:
+    """The characters read, without the blanks at the edges that were not escaped."""
+    start, end = 0, len(part)
+    while start < end and not part[start][1] and part[start][0].isspace():
+        start += 1
+    while end > start and not part[end - 1][1] and part[end - 1][0].isspace():
+        end -= 1
+    return "".join(char for char, _ in part[start:end])
 
 
 def read_cell(field: Field, text: str) -> Any:

@@ -15,7 +15,7 @@ from enum import Enum
 from chatcrm.contacts.fields import FIELDS as CONTACT_FIELDS
 from chatcrm.opportunities.fields import FIELDS as OPPORTUNITY_FIELDS
 from chatcrm.records.fields import Field, FieldTable
-from chatcrm.transfer.cells import unsendable
+from chatcrm.transfer.cells import read_item, unsendable
 from chatcrm.transfer.problems import BadInput
 
 VARIABLE_PREFIX = "var:"
@@ -89,7 +89,7 @@ class RecordColumns:
         variable_columns: set[str] = set()  # `var:` headers, which fill `variables` too
         for raw in named:
             name = raw.strip()
-            column = self.column(name)
+            column = self.column(raw)
             if column is None:
                 out.append(None)
                 continue
@@ -109,7 +109,7 @@ class RecordColumns:
         """The column a header names: case-insensitive, surrounding spaces ignored (a
         variable's own name keeps its case). An unknown name is refused with the closest
         known one, if any."""
-        name = name.strip()
+        raw, name = name, name.strip()
         folded = name.casefold()
         by_folded = {known.casefold(): column for known, column in self.named.items()}
         if folded in by_folded:
@@ -117,7 +117,8 @@ class RecordColumns:
         if folded in IGNORED_COLUMNS:
             return None
         if self.variables and folded.startswith(VARIABLE_PREFIX):
-            variable = name[len(VARIABLE_PREFIX) :].strip()
+            # Blanks at its edges escaped by export are the variable's own (cells.read_item).
+            variable = read_item(raw.lstrip()[len(VARIABLE_PREFIX) :])
             if not variable:
                 raise BadInput(f'column "{name}" names no variable')
             # Its name goes with every row's value: it would fail them all.

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any, TextIO
 
-from chatcrm.transfer.cells import variable_text, write_cell
+from chatcrm.transfer.cells import escaped_item, variable_text, write_cell
 from chatcrm.transfer.columns import VARIABLE_PREFIX, Column, RecordColumns, Role
 from chatcrm.transfer.names import Lookup, WorkspaceNames
 from chatcrm.transfer.progress import RowProgress
@@ -52,7 +52,10 @@ class RowWriter:
             out[column.name] = value if typed else write_cell(value)
         for variable in record.get("variables") or []:
             value = variable.get("value")
-            out[VARIABLE_PREFIX + variable["name"]] = value if typed else variable_text(value)
+            if typed:  # JSON lines: the name as it is
+                out[VARIABLE_PREFIX + variable["name"]] = value
+            else:  # a header: blanks at the name's edges escaped, as import reads them
+                out[VARIABLE_PREFIX + escaped_item(variable["name"])] = variable_text(value)
         return out
 
     def _value(self, column: Column, record: dict[str, Any]) -> Any:
