@@ -49,13 +49,15 @@ _UNACCENT = str.maketrans(UNACCENT_RULES)
 
 
 def fold(value: object) -> object:
-    """Lower case, without accents, as PostgreSQL's `lower(unaccent(…))`: `Núñez` →
+    """Lower case, without accents, as PostgreSQL's chatcrm_fold: `Núñez` →
     `nunez`, `Straße` → `strasse`; letters unaccent keeps are kept (`й`, `ガ`)."""
     if not isinstance(value, str):
         return value
     if value.isascii():  # most names and every email: nothing to take apart
         return value.lower()
-    return value.translate(_UNACCENT).lower()
+    # Python lowers a Σ that ends a word to ς, PostgreSQL to σ: both fold to σ (migration
+    # 0017), so that `ΟΔΥΣ` finds `Οδυσσέας` and `ΟΔΥΣΣΕΑΣ` finds it too.
+    return value.translate(_UNACCENT).lower().replace("ς", "σ")
 
 
 def lower(value: object) -> object:
