@@ -395,3 +395,54 @@ def test_a_run_cut_short_after_the_events_moved_leaves_its_webhooks_to_the_next(
                 break
             assert time.monotonic() < deadline, got
             time.sleep(0.1)
+
+
+def test_a_fold_changed_by_a_later_migration_reaches_the_shards(citus_url: str) -> None:
+    """Migration 0017 replaces chatcrm_fold and makes the search indexes again on a
+    database laid out before it: the workers' shards fold and index as the coordinator."""
+
+    def down_to_0016(connection: Any) -> None:
+        from alembic import command
+
+        from chatcrm.db.migrate import alembic_config
+
+        command.downgrade(alembic_config(connection), "0016")
+
+    async def downgrade() -> None:
+        engine = standalone_engine(citus_url, Settings(database_url=citus_url))
+        try:
+            async with engine.begin() as conn:
+                await conn.run_sync(down_to_0016)
+        finally:
+            await engine.dispose()
+
+    distribute_tables(citus_url)
+    account = new_account(citus_url)
+    with _app(citus_url) as http:
+        made = Api(http, account).create_contact(name="Someone")
+    run_sync(downgrade)
+    on_workers = "SELECT result FROM run_command_on_workers($$SELECT chatcrm_fold('Οδυσσέας')$$)"
+    assert {r[0] for r in _rows(citus_url, on_workers)} == {"οδυσσεας"}
+    # Indexed by the old fold, on its shard.
+    _rows(citus_url, f"UPDATE contacts SET name = 'Οδυσσέας' WHERE id = '{made['id']}'")
+    indexes = (
+        "SELECT result FROM run_command_on_workers($$SELECT string_agg(oid::text, ',' ORDER BY "
+        "oid) FROM pg_class WHERE relname LIKE 'ix_contacts_search%'$$)"
+    )
+    before = {r[0] for r in _rows(citus_url, indexes)}
+    migrate(citus_url)
+    # Made again on every worker: none of the shards' indexes is one from before.
+    after = {r[0] for r in _rows(citus_url, indexes)}
+    assert all(after) and not set(",".join(after).split(",")) & set(",".join(before).split(","))
+    assert {r[0] for r in _rows(citus_url, on_workers)} == {"οδυσσεασ"}
+    shard_indexes = (
+        "SELECT result FROM run_command_on_shards('contacts', $$SELECT count(*) FROM pg_indexes "
+        "WHERE tablename = '%s' AND indexname LIKE 'ix_contacts_search%%'$$)"
+    )
+    counts = [r[0] for r in _rows(citus_url, shard_indexes)]
+    assert counts and all(c == "1" for c in counts), counts
+    with _app(citus_url) as http:
+        api = Api(http, account)
+        for q in ("ΟΔΥΣ", "ΟΔΥΣΣΕΑΣ", "οδυσσεας"):
+            found = ok_data(api.get("/api/contact", params={"q": q}))["data"]
+            assert [c["id"] for c in found] == [made["id"]], q
