@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -90,6 +91,21 @@ def test_the_text_format_too(configured: tuple[logs.BufferedStderrHandler, io.St
     with alone(handler):
         logs.log_fields(REQUEST, logging.INFO, "request", dict(FIELDS))
     assert out.getvalue() == _through_logging(handler) + "\n"
+
+
+def test_a_client_s_value_cannot_forge_fields_of_the_text_line() -> None:
+    """A client's X-Request-Id or User-Agent holding spaces, `=` or quotes is written as one
+    quoted value: the line still has one `status`, the server's."""
+    forged = {**FIELDS, "request_id": 'x status=500 "', "user_agent": "", "path": "/a\nb"}
+    line = logs.TextFormatter().line(0, "INFO", "chatcrm.request", "request", forged)
+    # Read as logfmt: a quoted value is one value.
+    pairs = re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', line.partition(": request ")[2])
+    assert [k for k, _ in pairs] == list(forged)
+    assert dict(pairs)["status"] == "200"
+    assert json.loads(dict(pairs)["request_id"]) == 'x status=500 "'
+    assert 'request_id="x status=500 \\""' in line
+    assert 'user_agent=""' in line and 'path="/a\\nb"' in line and "\n" not in line
+    assert "method=GET" in line and "key_id=None" in line  # plain values stay bare
 
 
 def test_another_handler_gets_the_record_and_the_line_is_still_written(

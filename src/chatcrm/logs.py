@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import io
 import logging
+import re
 import sys
 import threading
 import time
@@ -49,8 +50,21 @@ class TextFormatter(logging.Formatter):
 
     def line(self, created: float, level: str, name: str, msg: str, fields: Fields) -> str:
         line = f"{level} {name}: {msg}"
-        extras = " ".join(f"{key}={value}" for key, value in fields.items())
+        extras = " ".join(f"{key}={_shown(value)}" for key, value in fields.items())
         return f"{line} {extras}" if extras else line
+
+
+# A value a client sent (its X-Request-Id, its User-Agent) may hold spaces, `=` or quotes:
+# written bare, it would read as fields of its own (`id status=500`). Such a value, or an
+# empty one, is written as a JSON string.
+_NEEDS_QUOTES = re.compile(r'[\s="\\]|[\x00-\x1f\x7f]')
+
+
+def _shown(value: Any) -> str:
+    text = str(value)
+    if text and _NEEDS_QUOTES.search(text) is None:
+        return text
+    return orjson.dumps(text).decode()
 
 
 Fields = dict[str, Any]
