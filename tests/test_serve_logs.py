@@ -107,3 +107,36 @@ def test_the_last_request_and_shutdown_lines_reach_stderr(
         assert messages[-1] == f"Finished server process [{started[0]}]", messages
     else:
         assert messages[-1].startswith("Stopping parent process"), messages
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_stop_ends_a_long_poll_at_once(tmp_path: Path, workers: int) -> None:
+    """A feed read waiting for events answers what it has (an empty page) when the server
+    is asked to stop, instead of holding the stop for its whole `wait`."""
+    from tests.servers import serve
+
+    with serve(f"sqlite:///{tmp_path / 'poll.db'}", workers=workers) as server:
+        workspace, key = server.demo()
+        headers = {"Authorization": f"Bearer {key}", "x-workspace-id": workspace}
+        answers: list[httpx.Response] = []
+
+        def poll() -> None:
+            url = f"{server.base_url}/api/events"
+            answers.append(
+                httpx.get(url, params={"after": "end", "wait": "30"}, headers=headers, timeout=40)
+            )
+
+        poller = threading.Thread(target=poll)
+        asked = time.monotonic()
+        poller.start()
+        time.sleep(2)  # the read is waiting by now
+        assert answers == []
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=25)
+        poller.join(timeout=5)
+        # Well before the 30 s the read would otherwise have waited.
+        assert time.monotonic() - asked < 20
+        assert server.process.returncode == 0, server.output()
+    (answer,) = answers
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"]["events"] == []

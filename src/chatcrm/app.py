@@ -43,6 +43,7 @@ from chatcrm.opportunities.router import routes as opportunity_routes
 from chatcrm.ops import metrics
 from chatcrm.ops.orphans import stop_when_orphaned
 from chatcrm.ops.router import routes as ops_routes
+from chatcrm.ops.stopping import on_stop_signals
 from chatcrm.people.key_routes import routes as key_routes
 from chatcrm.people.session_routes import routes as session_routes
 from chatcrm.people.upkeep import upkeep_forever
@@ -167,6 +168,7 @@ def create_app(
         hooks = [published.fire] + ([dispatch.wake] if dispatch is not None else [])
         publisher = Publisher(background_db, on_published=hooks)
         app.state.events = EventsRuntime(publisher, published)
+        on_stop_signals(app.state.events.stop_waiting)  # long polls answer at a stop
         db.on_events_committed = publisher.wake
         if dispatch is not None:  # a send's status change is an event too
             dispatch.db.on_events_committed = publisher.wake

@@ -30,6 +30,13 @@ class EventsRuntime:
 
     publisher: Publisher
     published: Broadcast
+    # The process was asked to stop: a waiting read answers what it has at once, rather
+    # than holding the stop for up to its `wait` (the server lets requests finish).
+    stopping: bool = False
+
+    def stop_waiting(self) -> None:
+        self.stopping = True
+        self.published.fire()
 
 
 async def read(
@@ -76,7 +83,7 @@ async def read(
             horizon = None
             continue
         remaining = deadline - loop.time()
-        if page.events or remaining <= 0:
+        if page.events or remaining <= 0 or (runtime is not None and runtime.stopping):
             return page
         # A client that left (a closed tab) no longer holds its poll open.
         if gone is not None and await gone():
