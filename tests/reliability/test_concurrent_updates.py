@@ -363,6 +363,33 @@ async def test_concurrent_upsert_batches_naming_the_same_contacts_in_other_order
     ][:2]
 
 
+async def test_concurrent_upsert_batches_creating_the_same_contacts_in_other_orders(
+    aapi: AsyncApi,
+) -> None:
+    """Batches that create the same new contacts (phone and email), each in its own order,
+    at the same moment: new contacts are inserted in one order and the contacts a batch
+    redoes are locked in that order first, so none is undone as a deadlock (503). One
+    batch creates them; the others find them and update or leave them."""
+    people = [
+        {"name": f"P{i}", "email": unique_email(), "internalWhatsappNumber": unique_phone()}
+        for i in range(40)
+    ]
+    rounds = []
+    for i in range(10):
+        items = people[i * 7 % 40 :] + people[: i * 7 % 40]
+        rounds.append({"contacts": items[::-1] if i % 2 else items, "matchBy": "auto"})
+    responses = await asyncio.gather(
+        *(aapi.post("/api/contact/upsert-batch", json=body) for body in rounds)
+    )
+    assert [r.status_code for r in responses] == [200] * len(rounds), [
+        r.text for r in responses if r.status_code != 200
+    ][:2]
+    created = sum(ok_data(r)["created"] for r in responses)
+    assert created == len(people)
+    for response in responses:
+        assert ok_data(response)["failed"] == 0, response.text
+
+
 async def test_concurrent_upsert_batches_matching_one_contact_by_phone_and_another_by_email(
     aapi: AsyncApi,
 ) -> None:

@@ -207,7 +207,12 @@ async def _redo(
 ) -> list[Result]:
     """After a round a unique index refused (a concurrent writer): its items and the rest
     done one at a time, each in its own savepoint and against a state read afresh."""
-    for item in [item for _, item in round_] + rest:
+    again = [item for _, item in round_] + rest
+    # Every contact they match locked first, in the one order (load_batch): taken item by
+    # item, in this batch's order, a lock would be held while another batch redoing the
+    # same contacts in its own order waits for it, and it for that batch's.
+    await load_batch(conn, workspace_id, [i.given for i in again if not i.errors])
+    for item in again:
         try:
             async with conn.savepoint():
                 [result] = await _upsert(conn, workspace_id, key_id, [item], match_by, False)
@@ -248,7 +253,10 @@ async def _flush(conn: Connection, batch: Batch, ops: list[Op]) -> bool:
     now = batch.now
     try:
         async with conn.savepoint():
-            creates = [o for o in ops if o.created]
+            # New contacts inserted in one order, by phone then email, as existing ones
+            # are locked: two batches creating the same contacts in other orders would
+            # each take a key the other then waits for (a deadlock, the batch undone).
+            creates = sorted((o for o in ops if o.created), key=_insert_order)
             if creates:
                 await statements.insert_records(conn, CONTACT, [o.columns for o in creates])
             await statements.update_records(
@@ -298,3 +306,8 @@ async def _flush(conn: Connection, batch: Batch, ops: list[Op]) -> bool:
     except UniqueViolation:
         return False
     return True
+
+
+def _insert_order(op: Op) -> tuple[str, str]:
+    columns = op.columns
+    return (columns.get("internal_whatsapp_number") or "", columns.get("email_key") or "")
