@@ -475,3 +475,32 @@ def test_a_conversation_whose_first_page_failed_is_read_again(
     expect(conversation.get_by_role("alert")).to_have_count(0)
     visit.failed.clear()  # the 503 was the point
     assert refused and visit.settle() == []
+
+
+def test_messages_recorded_microseconds_apart_show_in_the_api_s_order(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Several messages of one delivery are recorded 1 µs apart: the conversation ordered by
+    milliseconds, then by id (random within a millisecond), and showed them out of order."""
+    account = new_account(database_url)
+    ida = _contact(server, account, "Ida")
+    second = (datetime.now(UTC) - timedelta(hours=1)).replace(microsecond=0)
+    at = [(second + timedelta(microseconds=300 + n)).isoformat() for n in range(4)]
+    # Recorded newest first: their ids grow the other way round.
+    for when, text in ((at[3], "Fourth"), (at[2], "Third"), (at[1], "Second")):
+        body = {"direction": "in", "text": text, "createdAt": when}
+        api(server, account, "POST", f"/api/contact/{ida}/messages/record", json=body)
+    page = api(server, account, "GET", f"/api/contact/{ida}/messages")
+    assert [m["text"] for m in page["messages"]] == ["Second", "Third", "Fourth"]
+    assert page["messages"][0]["createdAt"].endswith(".000301Z")
+
+    conversation = _open_panel(visit, account, ida, "Ida")
+    items = _messages(conversation)
+    expect(items).to_have_text([re.compile(t) for t in ("Second", "Third", "Fourth")])
+    # One heard while the panel is open goes in its place, not last.
+    body = {"direction": "in", "text": "First", "createdAt": at[0]}
+    api(server, account, "POST", f"/api/contact/{ida}/messages/record", json=body)
+    expect(items).to_have_text(
+        [re.compile(t) for t in ("First", "Second", "Third", "Fourth")], timeout=LIVE_MS
+    )
+    assert visit.settle() == []

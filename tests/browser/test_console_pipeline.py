@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Request, expect
+from playwright.sync_api import Locator, Request, expect
 
 from tests.browser.conftest import Visit, create, update
 from tests.browser.test_console import _api, _sign_in, server
@@ -106,4 +106,42 @@ def test_a_long_stage_name_is_cut_inside_the_chart(
     assert label.evaluate("t => t.getBBox().x") >= 0
     expect(label.locator("title")).to_have_text(long)
     assert re.search("W{40}", svg.inner_html())  # the full name, in the <title>s
+    assert visit.settle() == []
+
+
+def _value_fits(svg: Locator, text: str) -> None:
+    """The value label reads in full and ends inside the chart, in the SVG's own units and
+    on the screen."""
+    value = svg.locator("text.value").filter(has_text=text)
+    expect(value).to_have_text(text)
+    inside = """t => {
+      const svg = t.ownerSVGElement, box = t.getBBox(), shown = t.getBoundingClientRect();
+      return box.x + box.width <= svg.viewBox.baseVal.width
+        && shown.right <= svg.getBoundingClientRect().right;
+    }"""
+    assert value.evaluate(inside), value.evaluate("t => t.ownerSVGElement.outerHTML")
+
+
+def test_a_long_stage_total_is_shown_whole_inside_the_chart(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """A total such as 1,000,000,001,347.0677 was cut at the chart's right edge (…1,347.06):
+    the chart left 160 px after its longest bar, whatever its values."""
+    account = new_account(database_url)
+    stage = _api(server, account, "GET", f"/api/workspace/{account.workspace_id}")[
+        "opportunityStages"
+    ][0]
+    create(server, account, "opportunity", name="Small", amount=1347.0677, stageId=stage["id"])
+    visit.goto("/console#pipeline")
+    with visit.page.expect_request(_following):
+        _sign_in(visit, account)
+    svg = visit.page.get_by_role("figure", name="Opportunities by stage").locator("svg")
+    _value_fits(svg, "1 · 1,347.0677")
+    # Short values keep the chart as it was: 160 px after the longest bar.
+    assert svg.evaluate("s => s.viewBox.baseVal.width") == 180 + 420 + 160
+    create(server, account, "opportunity", name="Big", amount=10**12, stageId=stage["id"])
+    _value_fits(svg, "2 · 1,000,000,001,347.0677")  # drawn again live
+    visit.page.reload()  # and drawn afresh
+    svg = visit.page.get_by_role("figure", name="Opportunities by stage").locator("svg")
+    _value_fits(svg, "2 · 1,000,000,001,347.0677")
     assert visit.settle() == []

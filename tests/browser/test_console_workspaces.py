@@ -1,7 +1,8 @@
 """Moving between workspaces in the console (contract H: "the account's workspaces to pick
 from"), in Debian's chromium on both backends: the nav offers its views only once a
-workspace is open, "Switch workspace" goes back to the choice without signing out, and the
-boards' search and "Mine" start empty in the next workspace and after a sign-out."""
+workspace is open, "Switch workspace" goes back to the choice without signing out, the
+boards' search and "Mine" start empty in the next workspace and after a sign-out, and a
+workspace taken away from the person leaves the screen for the choice, live and on reload."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import Visit, api, create, sign_in
 from tests.browser.test_console_people import _invite, _set_password
+from tests.client import unique_email
 from tests.conftest import new_account
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -100,4 +102,55 @@ def test_the_views_are_offered_once_a_workspace_is_chosen(
     for name in ("Contacts", "Opportunities", "Pipeline"):
         expect(nav.get_by_role("link", name=name)).to_be_visible()
     expect(nav.get_by_role("button", name="Switch workspace")).to_be_visible()
+    assert visit.settle() == []
+
+
+LIVE_MS = 2000  # the contract's bound for live updates
+
+
+@pytest.mark.parametrize("role", ["agent", "viewer"])
+def test_a_workspace_taken_away_leaves_the_screen_for_the_choice(
+    visit: Visit, server: str, database_url: str, role: str
+) -> None:
+    """A person taken out of the open workspace kept its board on screen while every poll
+    was refused (403 FORBIDDEN), and a reload left only "Sign out"."""
+    account = new_account(database_url)
+    second = api(server, account, "POST", "/api/workspace", json={"name": "Second workspace"})
+    both = [account.workspace_id, second["id"]]
+    body = {"email": unique_email(), "name": "Person", "role": role, "workspaceIds": both}
+    invited = api(server, account, "POST", "/api/user", json=body)
+    create(server, account, "contact", name="Ana", email="ana@example.com")
+    _set_password(visit, invited)  # picks "Test workspace"
+    page = visit.page
+    nav = page.get_by_role("navigation", name="Console")
+    expect(page.get_by_role("article", name="Ana")).to_be_visible()
+    page.get_by_role("article", name="Ana").click()
+    expect(page.get_by_role("dialog", name="Ana", exact=True)).to_be_visible()
+
+    user = f"/api/user/{invited['user']['id']}"
+    api(server, account, "PUT", user, json={"role": role, "workspaceIds": [second["id"]]})
+    expect(page.get_by_role("heading", name="Choose a workspace")).to_be_visible(timeout=LIVE_MS)
+    notice = page.get_by_role("alert")
+    expect(notice).to_have_text(
+        "You can no longer use the workspace “Test workspace”: choose another one."
+    )
+    expect(page.get_by_role("article", name="Ana")).to_have_count(0)
+    expect(page.get_by_role("dialog", name="Ana", exact=True)).to_have_count(0)
+    _views_hidden(page)
+    expect(page.get_by_role("button", name="Test workspace")).to_have_count(0)
+    page.get_by_role("button", name="Second workspace").click()
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
+    expect(nav).to_contain_text("Second workspace")
+
+    # A tab reloaded with the workspace it had open, taken away since: the choice again.
+    page.evaluate(f"sessionStorage.setItem('chatcrm.workspace', '{account.workspace_id}')")
+    page.reload()
+    expect(page.get_by_role("heading", name="Choose a workspace")).to_be_visible()
+    expect(page.get_by_role("alert")).to_have_text(
+        "You can no longer use the workspace that was open: choose another one."
+    )
+    _views_hidden(page)
+    page.get_by_role("button", name="Second workspace").click()
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
+    visit.failed.clear()  # the refusals (403) were the point
     assert visit.settle() == []

@@ -243,7 +243,8 @@ function workspaceLabel(workspace, all) {
   return `${workspace.name} (${day}id …${workspace.id.slice(-8)})`;
 }
 
-function chooseWorkspace(workspaces) {
+// `notice`: why the choice is shown again (the workspace that was open was refused).
+function chooseWorkspace(workspaces, notice = null) {
   leaveWorkspace();
   settingPassword = false;
   nav.hidden = false;
@@ -254,12 +255,68 @@ function chooseWorkspace(workspaces) {
   };
   show(
     h("h2", {}, "Choose a workspace"),
+    ...(notice ? [alertBox(notice)] : []),
+    ...(workspaces.length ? [] : [h("p", {}, "No workspace is open to you.")]),
     h(
       "ul",
       { class: "workspaces" },
       workspaces.map((w) => h("li", {}, h("button", { type: "button", onclick: () => pick(w) }, workspaceLabel(w, workspaces)))),
     ),
   );
+}
+
+// Back to the workspaces to pick from, still signed in (contract H): "Switch workspace",
+// or the open workspace refused (`notice` says so).
+async function toChooser(notice = null) {
+  leaveWorkspace();
+  // A new session object: whatever the last workspace still had loading sees it is stale.
+  session = { ...session, workspace: null };
+  const picking = session;
+  sessions.save(session);
+  // The view stays the same; a panel of the last workspace's record does not.
+  const { name, id } = currentRoute();
+  if (id) history.replaceState(null, "", `#${name}`);
+  show(h("p", {}, "Loading…"));
+  try {
+    const found = await call(session, "GET", "/api/workspace");
+    if (session === picking) chooseWorkspace(found.data, notice);
+  } catch (error) {
+    if (session !== picking) return;
+    if (error instanceof ApiError && error.status === 401) return signIn(error.message);
+    show(alertBox(error.message));
+  }
+}
+
+// Whether a refusal says the caller can no longer use the workspace: a read of it refused
+// 403 FORBIDDEN (a changed role is PERMISSION_DENIED) — a person taken out of it, a key
+// limited to others. Reads only: a change may be FORBIDDEN for a reason of its own (a new
+// key limited to a workspace its maker cannot use).
+function refusesWorkspace(error, method) {
+  return error instanceof ApiError && error.code === "FORBIDDEN" && method === "GET";
+}
+
+// The workspace refused (refusesWorkspace): its data leaves the screen and the workspaces
+// still open to the caller are offered, with a notice. `ctx`: the open workspace, one of
+// whose reads was refused — confirmed first by the workspace's own read, which is what a
+// reload would ask (the feed may be refused for a reason of its own). Without `ctx`: that
+// read was the workspace's own (opening it). True when the choice is shown.
+async function workspaceRefused(error, method, ctx = null) {
+  if (!refusesWorkspace(error, method)) return false;
+  if (ctx) {
+    if (ctx.confirming) return false;
+    ctx.confirming = true;
+    try {
+      await call(ctx.session, "GET", `/api/workspace/${encodeURIComponent(ctx.session.workspace)}`);
+      return false;
+    } catch (again) {
+      if (!refusesWorkspace(again, "GET") || current !== ctx || ctx.session !== session) return false;
+    } finally {
+      ctx.confirming = false;
+    }
+  }
+  const which = ctx ? `the workspace “${ctx.workspace.name}”` : "the workspace that was open";
+  toChooser(`You can no longer use ${which}: choose another one.`);
+  return true;
 }
 
 // The refusals that say the caller is no longer signed in.
@@ -275,7 +332,7 @@ function context(workspace) {
       try {
         return await call(session, method, path, options);
       } catch (error) {
-        ctx.ended(error);
+        ctx.ended(error, method);
         ctx.refusedByRole(error);
         throw error;
       }
@@ -283,9 +340,12 @@ function context(workspace) {
     // A session ended elsewhere (signed out, disabled, its sessions ended) or a key revoked,
     // seen by any request of the workspace's views or its feed: back to the sign-in, with
     // the API's message, rather than a board that no longer follows and panels that fail.
-    ended: (error) => {
-      const over = error instanceof ApiError && ENDED.has(error.code);
-      if (over && current === ctx && ctx.session === session) signIn(error.message);
+    // The workspace refused to a read (`method`; the feed's polls are reads): back to the
+    // choice of workspace (workspaceRefused).
+    ended: (error, method = "GET") => {
+      if (current !== ctx || ctx.session !== session) return;
+      if (error instanceof ApiError && ENDED.has(error.code)) signIn(error.message);
+      else workspaceRefused(error, method, ctx);
     },
     // A permission refused that the console offered: the person's role may have changed
     // since they signed in (K.3: controls a role does not allow are not shown). It is
@@ -403,6 +463,7 @@ async function openWorkspace() {
   } catch (error) {
     if (session !== opening) return;
     if (error instanceof ApiError && error.status === 401) return signIn(error.message);
+    if (refusesWorkspace(error, "GET")) return workspaceRefused(error, "GET");
     return show(alertBox(error.message));
   }
   if (session !== opening) return;
@@ -416,26 +477,7 @@ async function openWorkspace() {
   await render(ctx, { route: true });
 }
 
-// Back to the workspaces to pick from, still signed in (contract H).
-switchWorkspace.addEventListener("click", async () => {
-  leaveWorkspace();
-  // A new session object: whatever the last workspace still had loading sees it is stale.
-  session = { ...session, workspace: null };
-  const picking = session;
-  sessions.save(session);
-  // The view stays the same; a panel of the last workspace's record does not.
-  const { name, id } = currentRoute();
-  if (id) history.replaceState(null, "", `#${name}`);
-  show(h("p", {}, "Loading…"));
-  try {
-    const found = await call(session, "GET", "/api/workspace");
-    if (session === picking) chooseWorkspace(found.data);
-  } catch (error) {
-    if (session !== picking) return;
-    if (error instanceof ApiError && error.status === 401) return signIn(error.message);
-    show(alertBox(error.message));
-  }
-});
+switchWorkspace.addEventListener("click", () => toChooser());
 
 document.getElementById("sign-out").addEventListener("click", async () => {
   const leaving = session;

@@ -39,16 +39,33 @@ const KINDS = {
 
 const at = (iso) => Date.parse(iso) || 0;
 
-// Oldest first; the id settles a tie (ids grow with time).
+// A timestamp as [its whole seconds in ms, its fraction's digits padded to nine], to compare
+// exactly: the API writes microseconds (`…09:00:00.000300Z`), which Date.parse cuts to
+// milliseconds, and the several messages of one delivery are recorded 1 µs apart.
+function instant(iso) {
+  const text = String(iso || "");
+  const parts = /^(.*T\d\d:\d\d:\d\d)(?:[.,](\d+))?(.*)$/.exec(text);
+  if (!parts) return [at(text), ""];
+  const [, whole, fraction = "", zone] = parts;
+  return [at(whole + zone), fraction.padEnd(9, "0").slice(0, 9)];
+}
+
+function byTime(a, b) {
+  const [[secondsA, fractionA], [secondsB, fractionB]] = [instant(a), instant(b)];
+  return secondsA - secondsB || (fractionA < fractionB ? -1 : fractionA > fractionB ? 1 : 0);
+}
+
+// Oldest first, as the API orders a conversation (messages/repository.py: createdAt, then
+// id); the id settles a tie (ids grow with time).
 function compare(a, b) {
-  return at(a.createdAt) - at(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return byTime(a.createdAt, b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 // Whether `next` is the same message at a later state than the one shown (statuses only
 // move on, and a retry's `queued` is newer than the `failed` before it).
 function later(next, shown) {
-  const [then, now] = [at(shown.statusAt || shown.createdAt), at(next.statusAt || next.createdAt)];
-  return now > then || (now === then && (next.status !== shown.status || next.externalId !== shown.externalId));
+  const order = byTime(next.statusAt || next.createdAt, shown.statusAt || shown.createdAt);
+  return order > 0 || (order === 0 && (next.status !== shown.status || next.externalId !== shown.externalId));
 }
 
 // The conversation is read (K.1): the contact's isRead becomes true.

@@ -10,6 +10,13 @@ const SVG = "http://www.w3.org/2000/svg";
 const LIVE_DELAY = 100; // ms to gather the events of one burst into one redraw
 const LABEL_WIDTH = 180; // px left of the bars for a stage's name
 const LABEL_CHARS = 24; // a first cut of a long name, before it is measured
+const BAR_WIDTH = 420; // px of the longest bar
+// Right of a bar, its value ("3 · 1,200.50"), never cut: amounts show every digit the API
+// wrote. The chart is this much wider than its longest bar, or wider still when a value
+// needs it (first guessed from its characters, then measured in the page).
+const VALUE_ROOM = 160;
+const VALUE_CHAR = 7.5; // px: a generous guess of a value's character at 12 px
+const VALUE_GAP = 6; // px between a bar and its value, and after the value
 
 // The pipeline on screen, so that its successor can unsubscribe it from the events feed.
 let active = null;
@@ -45,7 +52,7 @@ function shortened(name, chars) {
 }
 
 // A stage's name as its row's label: right-aligned before the bar, never past the chart's
-// left edge (cut with an ellipsis: `fitLabels` measures it once drawn), its full name in
+// left edge (cut with an ellipsis: `fitText` measures it once drawn), its full name in
 // a <title> (a tooltip; what a screen reader reads).
 function stageLabel(name, x, y) {
   const text = s("text", { x, y, "text-anchor": "end", class: "label", "data-name": name }, s("title", {}, name));
@@ -54,8 +61,9 @@ function stageLabel(name, x, y) {
 }
 
 // Cut the labels that still overflow the room left of the bars, as the browser measures
-// them (the first cut counts characters, whose widths differ).
-function fitLabels(figure) {
+// them (the first cut counts characters, whose widths differ); and size the chart to its
+// values as measured, never narrower than with VALUE_ROOM.
+function fitText(figure) {
   for (const label of figure.querySelectorAll("text[data-name]")) {
     const name = label.dataset.name;
     const words = label.lastChild;
@@ -65,12 +73,22 @@ function fitLabels(figure) {
       words.textContent = shortened(name, chars);
     }
   }
+  for (const svg of figure.querySelectorAll("svg")) {
+    const values = [...svg.querySelectorAll("text.value")];
+    if (!values.length) continue;
+    const ends = values.map((value) => Number(value.getAttribute("x")) + value.getComputedTextLength());
+    const width = Math.ceil(Math.max(LABEL_WIDTH + BAR_WIDTH + VALUE_ROOM, ...ends.map((end) => end + VALUE_GAP)));
+    const height = svg.viewBox.baseVal.height;
+    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    svg.setAttribute("width", width);
+  }
 }
 
 function stagesChart(stages) {
   const rowHeight = 34;
   const labelWidth = LABEL_WIDTH;
-  const barWidth = 420;
+  const barWidth = BAR_WIDTH;
+  let width = labelWidth + barWidth + VALUE_ROOM;
   const height = Math.max(1, stages.length) * rowHeight + 10;
   const largest = Math.max(0, ...stages.map((stage) => Number(stage.totalAmount)));
   const byCount = largest === 0;
@@ -80,16 +98,18 @@ function stagesChart(stages) {
     const value = byCount ? stage.count : Number(stage.totalAmount);
     const length = Math.max(2, (value / most) * barWidth);
     const label = `${stage.count} · ${money(stage.totalAmount)}`;
+    const x = labelWidth + length + VALUE_GAP;
+    width = Math.max(width, Math.ceil(x + label.length * VALUE_CHAR + VALUE_GAP));
     return s(
       "g",
       { class: "stage-row" },
       s("title", {}, `${stage.name}: ${stage.count} opportunities, total ${money(stage.totalAmount)}`),
       stageLabel(stage.name, labelWidth - 8, y + 19),
       s("rect", { x: labelWidth, y: y + 4, width: length, height: rowHeight - 12, rx: 3, class: "bar-stage" }),
-      s("text", { x: labelWidth + length + 6, y: y + 19, class: "value" }, label),
+      s("text", { x, y: y + 19, class: "value" }, label),
     );
   });
-  return chart("Opportunities by stage", labelWidth + barWidth + 160, height, ...rows);
+  return chart("Opportunities by stage", width, height, ...rows);
 }
 
 // Per month two bars side by side, won and lost (their finalAmount totals).
@@ -169,7 +189,7 @@ function whenShown(element, then) {
 export async function pipeline(ctx) {
   const data = await ctx.call("GET", "/api/opportunity/pipeline");
   const region = h("div", { class: "pipeline", role: "region", "aria-label": "Pipeline" }, ...charts(data));
-  whenShown(region, () => fitLabels(region));
+  whenShown(region, () => fitText(region));
   // Live (contract H): an opportunity created, changed or deleted elsewhere redraws it,
   // 100 ms after the last event of a burst.
   let pending = null;
@@ -190,7 +210,7 @@ export async function pipeline(ctx) {
         if (swept && figures === shown) return;
         shown = figures;
         region.replaceChildren(...charts(next));
-        fitLabels(region);
+        fitText(region);
       } catch {
         // the next change tries again; a reload shows the error
       }
