@@ -6,7 +6,12 @@ from typing import TypedDict
 
 import click
 
-from chatcrm.cli.database import database_url_option, fail, print_json, run_db
+from chatcrm.cli.database import (
+    database_url_option,
+    one_to_200_characters,
+    print_json,
+    run_db,
+)
 from chatcrm.cli.tables import json_array_option, print_list
 from chatcrm.db.database import Connection
 from chatcrm.provisioning import NewAccount, init_account
@@ -14,12 +19,16 @@ from chatcrm.provisioning import NewAccount, init_account
 
 @click.command()
 @database_url_option
-@click.option("--workspace-name", default="My workspace", show_default=True)
+@click.option(
+    "--workspace-name",
+    default="My workspace",
+    show_default=True,
+    callback=one_to_200_characters,
+    help="1 to 200 characters.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def init(database_url: str | None, workspace_name: str, as_json: bool) -> None:
     """Create an account with a workspace (default stages) and an API key."""
-    if not workspace_name.strip() or len(workspace_name) > 200:
-        fail("--workspace-name must be 1 to 200 characters")
 
     async def work(conn: Connection) -> NewAccount:
         return await init_account(conn, workspace_name=workspace_name)

@@ -8,12 +8,12 @@ from functools import partial
 
 import click
 
-from chatcrm.cli.connect_failures import connect_failure
-from chatcrm.cli.database import database_url_option, fail, settings_for
+from chatcrm.cli.connect_failures import database_failure
+from chatcrm.cli.database import check_port, database_url_option, fail, say_newer, settings_for
 from chatcrm.db.citus import distribute
 from chatcrm.db.citus_node import NotACoordinator, check_coordinator
 from chatcrm.db.engine import DatabaseUrlError, backend_name, standalone_engine
-from chatcrm.db.migrate import upgrade
+from chatcrm.db.migrate import NewerSchema, upgrade
 from chatcrm.events.publisher import publish_everything
 
 
@@ -34,12 +34,14 @@ def distribute_command(database_url: str | None) -> None:
         fail("not PostgreSQL: Citus needs a PostgreSQL coordinator")
 
     async def main() -> list[str]:
+        check_port(settings.database_url)
         engine = standalone_engine(settings.database_url, settings)
         try:
             # Refuse before migrating: a database that is not a coordinator stays as it is.
             async with engine.connect() as conn:
                 await check_coordinator(conn)
-            await upgrade(engine, lay_out=False)
+            if isinstance(done := await upgrade(engine, lay_out=False), NewerSchema):
+                say_newer(done)
             return await distribute(
                 engine, before_events_move=partial(publish_everything, settings)
             )
@@ -55,6 +57,6 @@ def distribute_command(database_url: str | None) -> None:
         setting = "$CHATCRM_DATABASE_URL" if from_environment else "--database-url"
         orig = getattr(exc, "orig", None) or exc
         first = (str(orig).strip().splitlines() or [type(exc).__name__])[0]
-        fail(connect_failure(exc, settings.database_url, setting=setting) or first[:300])
+        fail(database_failure(exc, settings.database_url, setting=setting) or first[:300])
     for line in done or ["nothing to do"]:
         click.echo(line)

@@ -1,16 +1,21 @@
-"""Why a PostgreSQL database could not be opened, in one sentence for the person running a
+"""Why a database could not be opened or used, in one sentence for the person running a
 command: what is wrong and what to do. The driver's own words ("database "x" does not
-exist", "Connect call failed") name neither the server nor the remedy."""
+exist", "Connect call failed", "file is not a database") name neither the database nor
+the remedy."""
 
 from __future__ import annotations
 
 import shlex
 import socket
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import asyncpg
 from sqlalchemy.engine import URL, make_url
+
+from chatcrm.db.migrate import ForeignSchema
 
 DEFAULT_PORT = 5432
 
@@ -51,6 +56,48 @@ class _Server:
         if self.user:
             command += ["-U", self.user]
         return shlex.join([*command, self.database])
+
+
+def database_failure(exc: BaseException, database_url: str, *, setting: str) -> str | None:
+    """The sentence for a failure to open or migrate the database of `database_url`, or
+    None when `exc` is none of those. `setting` names where the URL came from."""
+    try:
+        url = make_url(database_url)
+    except Exception:  # not a URL: reported as such elsewhere
+        return None
+    if url.get_backend_name() == "sqlite":
+        path = Path(url.database or "").expanduser().absolute()
+        where = f"the SQLite database {path}"
+    else:
+        server = _Server.of(url)
+        where = f'PostgreSQL database "{server.database}" on {server.where}'
+    for cause in _causes(exc):
+        if isinstance(cause, ForeignSchema):
+            return (
+                f"{where} holds tables that are not chatcrm's ({cause.detail}); chatcrm "
+                f"needs an empty database of its own: create one, or fix {setting}"
+            )
+    if url.get_backend_name() == "sqlite":
+        for cause in _causes(exc):
+            sentence = _sqlite_sentence(cause, path, setting)
+            if sentence is not None:
+                return sentence
+        return None
+    return connect_failure(exc, database_url, setting=setting)
+
+
+def _sqlite_sentence(exc: BaseException, path: Path, setting: str) -> str | None:
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return None
+    reason = _first_line(exc)
+    if "not a database" in reason:  # also "file is encrypted or is not a database"
+        return f"{path} is not a SQLite database ({reason}); check the path in {setting}"
+    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in reason:
+        return (
+            f"cannot open the SQLite database {path} ({reason}); its folder must let "
+            f"chatcrm create and write files: check the path in {setting}"
+        )
+    return None
 
 
 def connect_failure(exc: BaseException, database_url: str, *, setting: str) -> str | None:

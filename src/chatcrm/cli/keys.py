@@ -7,7 +7,13 @@ from typing import Any, TypedDict
 
 import click
 
-from chatcrm.cli.database import CommandError, database_url_option, fail, print_json, run_db
+from chatcrm.cli.database import (
+    CommandError,
+    check_values,
+    database_url_option,
+    print_json,
+    run_db,
+)
 from chatcrm.cli.tables import json_array_option, print_list
 from chatcrm.db.database import Connection
 
@@ -37,6 +43,28 @@ class _FiniteRate(click.FloatRange):
 
 
 FINITE_RATE = _FiniteRate(min=0)
+
+
+class _Limit(click.ParamType):
+    """`keys limit`'s RATE: a finite number of requests per second (0: unlimited), or
+    `default` (None: the service's CHATCRM_RATE_LIMIT)."""
+
+    name = "rate"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if value is None or isinstance(value, float):
+            return value
+        if value == "default":
+            return None
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and number >= 0):
+            self.fail(
+                f"{value!r} is not a number of requests per second, 0, or 'default'.", param, ctx
+            )
+        return number
 
 
 @keys.command("create")
@@ -77,13 +105,19 @@ def keys_create(
     from chatcrm.auth import repository as auth_repo
     from chatcrm.auth.service import create_key
     from chatcrm.people import audit
+    from chatcrm.people.fields import KEY
+
+    # Given at all, even empty: a scoped key, whose values are checked as the API checks
+    # them (an empty --scopes is no scope, not every one): as written here, then the
+    # workspaces against the database.
+    is_scoped = name is not None or scopes is not None or bool(workspace_ids) or expires is not None
+    if is_scoped:
+        check_values(KEY, _key_body(name, scopes, workspace_ids, expires), _KEY_OPTIONS)
 
     async def work(conn: Connection) -> tuple[str, str]:
         if not await auth_repo.account_exists(conn, account_id):
             raise CommandError(f"no account with id {account_id!r}")
-        # Given at all, even empty: a scoped key, whose values are checked as the API
-        # checks them (an empty --scopes is no scope, not every one).
-        if name is not None or scopes is not None or workspace_ids or expires is not None:
+        if is_scoped:
             made = await _scoped_key(
                 conn, account_id, name, scopes, workspace_ids, expires, rate_limit
             )
@@ -115,14 +149,7 @@ async def _scoped_key(
     from chatcrm.core.errors import ServiceError
     from chatcrm.people import keys as scoped
 
-    body: dict[str, object] = {
-        "name": "cli" if name is None else name,
-        "scopes": ["*"] if scopes is None else [s.strip() for s in scopes.split(",") if s.strip()],
-    }
-    if workspace_ids:
-        body["workspaceIds"] = list(workspace_ids)
-    if expires:
-        body["expiresAt"] = expires
+    body = _key_body(name, scopes, workspace_ids, expires)
     try:
         key_id, raw = await scoped.create(conn, Principal(key_id="", account_id=account_id), body)
     except ServiceError as exc:
@@ -130,6 +157,21 @@ async def _scoped_key(
     if rate_limit is not None:
         await auth_repo.set_rate_limit(conn, key_id, rate_limit)
     return key_id, raw
+
+
+def _key_body(
+    name: str | None, scopes: str | None, workspace_ids: tuple[str, ...], expires: str | None
+) -> dict[str, Any]:
+    """The body `POST /api/key` would get for these options."""
+    body: dict[str, Any] = {
+        "name": "cli" if name is None else name,
+        "scopes": ["*"] if scopes is None else [s.strip() for s in scopes.split(",") if s.strip()],
+    }
+    if workspace_ids:
+        body["workspaceIds"] = list(workspace_ids)
+    if expires:
+        body["expiresAt"] = expires
+    return body
 
 
 def _key_id(given: str) -> str:
@@ -173,23 +215,14 @@ def keys_revoke(database_url: str | None, key_id: str) -> None:
 @keys.command("limit", context_settings={"ignore_unknown_options": True})
 @database_url_option
 @click.argument("key_id")
-@click.argument("rate")
-def keys_limit(database_url: str | None, key_id: str, rate: str) -> None:
+@click.argument("rate", type=_Limit())
+def keys_limit(database_url: str | None, key_id: str, rate: float | None) -> None:
     """Set a key's rate limit: requests per second, 0 for unlimited, or `default`."""
     from chatcrm.auth import repository as auth_repo
     from chatcrm.auth.service import set_rate_limit
 
     key_id = _key_id(key_id)
-    value: float | None
-    if rate == "default":
-        value = None
-    else:
-        try:
-            value = float(rate)
-        except ValueError:
-            fail("RATE must be a number of requests per second, 0, or 'default'")
-        if not value >= 0 or value == float("inf"):
-            fail("RATE must be a number of requests per second, 0, or 'default'")
+    value = rate
 
     async def work(conn: Connection) -> None:
         key = await auth_repo.get_key(conn, key_id)

@@ -16,6 +16,7 @@ from chatcrm.cli.database import database_url_option, fail, run_db, settings_for
 from chatcrm.cli.dispatch import check_schedule
 from chatcrm.config import Settings
 from chatcrm.db.database import Connection
+from chatcrm.db.migrate import NewerSchema
 from chatcrm.provisioning import NewAccount, demo_if_empty
 
 
@@ -27,10 +28,13 @@ def migrate(database_url: str | None) -> None:
     async def nothing(_: Connection) -> None:
         return None
 
-    migrated: list[tuple[str | None, str]] = []
+    migrated: list[tuple[str | None, str] | NewerSchema] = []
     run_db(database_url, nothing, create=True, migrated=migrated)
-    if migrated:  # what an operator upgrading wants to see happened
-        before, after = migrated[0]
+    done = migrated[0] if migrated else None
+    if isinstance(done, NewerSchema):
+        return  # nothing to do: run_db said so, on stderr
+    if done is not None:  # what an operator upgrading wants to see happened
+        before, after = done
         start = "an empty database" if before is None else f"revision {before}"
         click.echo(f"chatcrm: database migrated from {start} to revision {after}")
     else:

@@ -9,6 +9,7 @@ import click
 
 from chatcrm.cli.database import (
     CommandError,
+    check_values,
     database_url_option,
     print_json,
     run_db,
@@ -61,15 +62,17 @@ def users_create(
     from chatcrm.core.errors import ServiceError
     from chatcrm.people import audit, links
     from chatcrm.people import users as people
+    from chatcrm.people.fields import USER
 
     settings = settings_for(database_url)
+    body: dict[str, Any] = {"email": email, "name": name, "role": role}
+    if workspace_ids:
+        body["workspaceIds"] = list(workspace_ids)
+    check_values(USER, body, _USER_OPTIONS)
 
     async def work(conn: Connection) -> tuple[str, str, str, str]:
         if not await auth_repo.account_exists(conn, account_id):
             raise CommandError(f"no account with id {account_id!r}")
-        body: dict[str, Any] = {"email": email, "name": name, "role": role}
-        if workspace_ids:
-            body["workspaceIds"] = list(workspace_ids)
         try:
             invited = await people.invite(conn, None, account_id, body)
         except ServiceError as exc:

@@ -6,7 +6,13 @@ from typing import TypedDict
 
 import click
 
-from chatcrm.cli.database import CommandError, database_url_option, fail, print_json, run_db
+from chatcrm.cli.database import (
+    CommandError,
+    database_url_option,
+    one_to_200_characters,
+    print_json,
+    run_db,
+)
 from chatcrm.cli.tables import json_array_option, print_list
 from chatcrm.db.database import Connection
 
@@ -16,28 +22,41 @@ def workspace() -> None:
     """Workspaces."""
 
 
+def _a_key(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, str]:
+    """--api-key as (key id, secret); what is not a chatcrm key is a usage error."""
+    from chatcrm.auth import keys
+
+    parsed = keys.parse_key(value)
+    if parsed is None:
+        raise click.BadParameter("not a chatcrm API key", ctx, param)
+    return parsed
+
+
 @workspace.command("create")
 @database_url_option
-@click.option("--api-key", required=True, help="A key of the account that gets the workspace.")
+@click.option(
+    "--api-key",
+    "key",
+    required=True,
+    callback=_a_key,
+    help="A key of the account that gets the workspace.",
+)
 @click.option(
     "--name",
-    help="Default: 'My workspace', or the first of 'My workspace 2', 3… the account has not.",
+    callback=one_to_200_characters,
+    help="1 to 200 characters. Default: 'My workspace', or the first of 'My workspace 2', "
+    "3… the account has not.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def workspace_create(
-    database_url: str | None, api_key: str, name: str | None, as_json: bool
+    database_url: str | None, key: tuple[str, str], name: str | None, as_json: bool
 ) -> None:
     """Create another workspace of the account that owns --api-key."""
     from chatcrm.auth import keys
     from chatcrm.auth import repository as auth_repo
     from chatcrm.workspaces.service import create_workspace
 
-    if name is not None and (not name.strip() or len(name) > 200):
-        fail("--name must be 1 to 200 characters")
-    parsed = keys.parse_key(api_key)
-    if parsed is None:
-        fail("--api-key is not a chatcrm API key")
-    key_id, secret = parsed
+    key_id, secret = key
 
     async def work(conn: Connection) -> str:
         row = await auth_repo.get_key(conn, key_id)

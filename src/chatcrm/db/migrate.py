@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,33 @@ _REVISION_LINE = re.compile(
     r"^(?P<kind>down_revision|revision)\b[^=\n]*=\s*(?:[\"'](?P<value>[^\"']*)[\"']|None)",
     re.MULTILINE,
 )
+# Tables every chatcrm schema has held since its first revision (migrations only add): a
+# database at a revision this code does not know is a newer chatcrm's when it holds them
+# all, and another application's (its own Alembic history) when it does not.
+FIRST_TABLES = ("accounts", "service_secrets", "api_keys", "workspaces", "contacts")
+# What a migration meets when the database already holds a table or index of that name:
+# PostgreSQL's duplicate_table and duplicate_object, SQLite's message.
+_DUPLICATE_SQLSTATES = ("42P07", "42710")
+_SQLITE_DUPLICATE = re.compile(r"\b(?:table|index) (\S+) already exists")
+_PG_DUPLICATE = re.compile(r'\b(?:relation|type|function) "([^"]+)" already exists')
+
+
+@dataclass(frozen=True)
+class NewerSchema:
+    """A database a newer chatcrm migrated: this code uses it as it is (its migrations
+    only add) and migrates nothing."""
+
+    revision: str  # the database's
+    head: str | None  # the newest this code knows
+
+
+class ForeignSchema(Exception):
+    """The database holds tables that are not chatcrm's: migrating would fail on them, or
+    would write into another application's schema. Nothing was changed."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"the database holds tables that are not chatcrm's ({detail})")
+        self.detail = detail
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
@@ -74,6 +102,45 @@ async def current_revision(conn: AsyncConnection) -> str | None:
     return str(rows[0][0]) if len(rows) == 1 else None
 
 
+async def _holds_first_tables(conn: AsyncConnection) -> bool:
+    if conn.dialect.name == "postgresql":
+        found = "SELECT to_regclass(:name) IS NOT NULL"
+    else:
+        found = "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = :name"
+    for name in FIRST_TABLES:
+        if not (await conn.execute(text(found), {"name": name})).scalar():
+            return False
+    return True
+
+
+async def unknown_revision(conn: AsyncConnection, found: str | None) -> NewerSchema | None:
+    """For a database at revision `found`: a NewerSchema when that is a revision this code
+    does not know, of a newer chatcrm; ForeignSchema raised when it is not chatcrm's."""
+    if found is None or found in known_revisions():
+        return None
+    if not await _holds_first_tables(conn):
+        raise ForeignSchema(f"its Alembic revision {found!r} is none of chatcrm's")
+    return NewerSchema(revision=found, head=head_revision())
+
+
+def _duplicate_name(exc: BaseException) -> str | None:
+    """The name a migration found taken (`table accounts already exists`), else None."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        words = str(current).strip()
+        if getattr(current, "sqlstate", None) in _DUPLICATE_SQLSTATES:
+            named = _PG_DUPLICATE.search(words)
+            return named[1] if named else words.splitlines()[0][:200]
+        named = _SQLITE_DUPLICATE.search(words)
+        if named:
+            return named[1]
+        orig = getattr(current, "orig", None)
+        current = orig if isinstance(orig, BaseException) else current.__cause__
+    return None
+
+
 async def schema_behind(engine: AsyncEngine) -> str | None:
     """Why this code cannot serve the database (its schema is not this code's: never
     migrated, or migrated by another version), or None. An unreachable database is not
@@ -82,17 +149,24 @@ async def schema_behind(engine: AsyncEngine) -> str | None:
     try:
         async with engine.connect() as conn:
             found = await current_revision(conn)
+            # A revision this code does not know is a newer one (a node upgraded first
+            # migrated): its migrations only add, so this code still runs there. Unless
+            # the database is another application's.
+            try:
+                newer = await unknown_revision(conn, found)
+            except ForeignSchema as exc:
+                return f"{exc}: point CHATCRM_DATABASE_URL at chatcrm's database"
     except Exception:  # unreachable, or refusing: the requests say so
         return None
-    # A revision this code does not know is a newer one (a node upgraded first migrated):
-    # its migrations only add, so this code still runs there.
-    if head is None or found == head or (found is not None and found not in known_revisions()):
+    if head is None or found == head or newer is not None:
         return None
     at = "has no chatcrm schema" if found is None else f"is at schema revision {found}"
     return f"the database {at}, this version of chatcrm needs {head}: run `chatcrm migrate`"
 
 
-async def upgrade(engine: AsyncEngine, *, lay_out: bool = True) -> tuple[str | None, str] | None:
+async def upgrade(
+    engine: AsyncEngine, *, lay_out: bool = True
+) -> tuple[str | None, str] | NewerSchema | None:
     """Migrate to head inside one transaction that holds the migration lock.
 
     PostgreSQL: a transaction-scoped advisory lock, so nodes starting together queue up
@@ -104,17 +178,27 @@ async def upgrade(engine: AsyncEngine, *, lay_out: bool = True) -> tuple[str | N
     migration's commit: Citus copies a table's rows in a transaction of its own.
     `lay_out=False` leaves that to the caller (`chatcrm citus distribute` reports it).
 
-    Returns the revisions migrated from and to (None: from an empty database), or None
-    when there was nothing to do.
+    Returns the revisions migrated from and to (None: from an empty database), a
+    NewerSchema for a database a newer chatcrm migrated (left as it is), or None when
+    there was nothing to do. Raises ForeignSchema, changing nothing, for a database
+    that holds another application's tables or Alembic history.
     """
-    migrated: tuple[str | None, str] | None = None
+    migrated: tuple[str | None, str] | NewerSchema | None = None
     async with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_LOCK_KEY})
         head = head_revision()
         before = await current_revision(conn)
-        if head is None or before != head:
-            await conn.run_sync(_upgrade_sync)
+        migrated = await unknown_revision(conn, before)
+        if migrated is None and (head is None or before != head):
+            try:
+                await conn.run_sync(_upgrade_sync)
+            except Exception as exc:
+                taken = _duplicate_name(exc) if before is None else None
+                if taken is None:
+                    raise
+                # The transaction rolls back: the other tables stay as they were.
+                raise ForeignSchema(f"{taken!r} exists already") from exc
             migrated = (before, str(await current_revision(conn)))
         # Only when something is left to lay out: laying out also checks every worker.
         on_citus = lay_out and await is_laid_out(conn) and await anything_to_lay_out(conn)
