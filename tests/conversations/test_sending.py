@@ -353,6 +353,27 @@ def test_a_deleted_contact_s_messages_are_not_retried_until_it_is_restored(
     ok_data(conv.api.post(f"/api/message/{message['id']}/retry"))
 
 
+def test_a_message_queued_before_its_contact_was_deleted_is_not_sent(
+    conv: Conversation,
+) -> None:
+    """A contact deleted while its message waited to be sent is not written to: the
+    message fails (NO_CHANNEL, "the contact was deleted"), and once the contact is restored
+    a person may retry it."""
+    contact, _ = _open_conversation(conv)
+    message = ok_data(conv.send(contact["id"], text="before the delete"))["message"]
+    ok_data(conv.api.delete(f"/api/contact/{contact['id']}"))
+    conv.send_all()
+    assert conv.graph.sends() == []
+    ok_data(conv.api.post(f"/api/contact/{contact['id']}/restore"))
+    failed = _last(conv, contact["id"])
+    assert (failed["id"], failed["status"]) == (message["id"], "failed")
+    assert failed["error"] == {"code": "NO_CHANNEL", "title": "not sent: the contact was deleted"}
+    ok_data(conv.api.post(f"/api/message/{message['id']}/retry"))
+    conv.send_all()
+    assert _last(conv, contact["id"])["status"] == "sent"
+    assert len(conv.graph.sends()) == 1
+
+
 def test_a_name_that_does_not_resolve_is_retried(conv: Conversation) -> None:
     contact, _ = _open_conversation(conv)
     ok_data(

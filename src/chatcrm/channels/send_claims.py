@@ -69,7 +69,7 @@ _WORKSPACES = {
     .limit(bindparam("_limit")),
 }
 _CHANNEL = select(channels).where(_ch.id == bindparam("_id"))
-_NUMBER = select(_c.internal_whatsapp_number, _c.platform_sender_phone).where(
+_NUMBER = select(_c.internal_whatsapp_number, _c.platform_sender_phone, _c.deleted_at).where(
     _c.workspace_id == bindparam("_ws"), _c.id == bindparam("_id")
 )
 _LEASE = update(messages).where(_m.workspace_id == bindparam("_ws"), _m.id == bindparam("_id"))
@@ -84,7 +84,8 @@ class Send:
     attempt: int
     started_at: datetime
     channel: Row | None  # None: deleted or disabled since the message was queued
-    to: str | None
+    to: str | None  # None: not to be sent to the contact, `not_to` says why
+    not_to: str | None
     text: str | None
     template: dict[str, Any] | None
     reply_to: str | None  # the wamid of the message replied to
@@ -154,6 +155,13 @@ async def claim_sends(
             number = await conn.fetchrow(
                 _NUMBER, {"_ws": row["workspace_id"], "_id": row["contact_id"]}
             )
+            # A contact deleted since (B.3: it leaves every read, its messages too) is
+            # not written to, until it is restored and the message retried.
+            to: str | None = None
+            not_to: str | None = "the contact was deleted"
+            if number is not None and number["deleted_at"] is None:
+                to = number["internal_whatsapp_number"] or number["platform_sender_phone"]
+                not_to = None if to else "no WhatsApp number"
             reply_to = None
             if row["reply_to_id"] is not None:
                 replied = await messages_repo.get(conn, row["workspace_id"], row["reply_to_id"])
@@ -168,9 +176,8 @@ async def claim_sends(
                     attempt=attempt,
                     started_at=now,
                     channel=await _channel(conn, row["channel_id"]),
-                    to=(number["internal_whatsapp_number"] or number["platform_sender_phone"])
-                    if number is not None
-                    else None,
+                    to=to,
+                    not_to=not_to,
                     text=row["text"],
                     template=load_exact(row["template"]) if row["template"] else None,
                     reply_to=reply_to,

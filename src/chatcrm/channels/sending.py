@@ -156,7 +156,7 @@ class Sender:
         self.attempts_started += 1
         assert self._client is not None
         if s.channel is None or s.to is None:
-            reason = "no enabled channel" if s.channel is None else "no WhatsApp number"
+            reason = "no enabled channel" if s.channel is None else s.not_to
             error = {"code": "NO_CHANNEL", "title": f"not sent: {reason}"}
             await record_failed(self._db, s, error, utcnow())
             return
