@@ -422,6 +422,19 @@ def test_removing_a_user_keeps_its_record_and_ends_its_sessions(owner_api: Api) 
         404,
         "USER_NOT_FOUND",
     )
+    # A malformed id is unknown too, on every backend: never sent to the database, which
+    # on PostgreSQL refuses a NUL (a 422 "out of range" before).
+    for malformed in ("%00", "a%00", "not-an-id"):
+        for method, path in (
+            ("GET", f"/api/user/{malformed}"),
+            ("PUT", f"/api/user/{malformed}"),
+            ("DELETE", f"/api/user/{malformed}"),
+            ("POST", f"/api/user/{malformed}/reset-link"),
+            ("DELETE", f"/api/user/{malformed}/sessions"),
+        ):
+            body = {"name": "X"} if method == "PUT" else None
+            answer = owner_api.request(method, path, json=body, workspace=None)
+            error(answer, 404, "USER_NOT_FOUND")
 
 
 def _audited(api: Api, action: str, target: str) -> int:

@@ -91,9 +91,11 @@ async def set_columns(conn: Connection, user_id: str, **columns: Any) -> None:
 async def by_id(
     conn: Connection, account_id: str, user_id: str, *, for_change: bool = False
 ) -> Row:
+    if not is_id(user_id):  # never sent: PostgreSQL refuses a NUL in it (a 422, not a 404)
+        raise UserNotFound(user_id)
     statement = _BY_ID_LOCKED if for_change else _BY_ID
     row = await conn.fetchrow(statement, {"_id": user_id, "_account": account_id})
-    if row is None or not is_id(user_id):
+    if row is None:
         raise UserNotFound(user_id)
     return row
 
