@@ -73,3 +73,36 @@ def test_a_key_limited_to_other_workspaces_never_gets_a_stored_answer(api: Api) 
         answer = limited.post(path, json=body, headers=headers, workspace=None)
         error(answer, 403, "FORBIDDEN")
         assert answer.headers.get("idempotent-replayed") is None
+
+
+def test_a_query_workspace_that_selects_nothing_is_not_the_request_s_workspace(
+    api: Api,
+) -> None:
+    """On a POST that takes its workspace from the header or the body, a query
+    `workspaceId` does not select it (docs/api.md 1.8): keyed, that request is for no
+    workspace (401) and its retry naming the workspace is another request (409), never
+    the stored 401 again."""
+    body = {"name": "Quinn", "amount": 1}
+    headers = {"Idempotency-Key": "query-only"}
+    query = {"workspaceId": api.ws}
+    first = api.post("/api/opportunity", json=body, headers=headers, params=query, workspace=None)
+    error(first, 401, "WORKSPACE_REQUIRED")
+    retried = api.post("/api/opportunity", json=body, headers=headers)
+    assert retried.headers.get("idempotent-replayed") is None
+    error(retried, 409, "IDEMPOTENCY_KEY_REUSED")
+    # The same query-only request again is a replay of its own 401.
+    again = api.post("/api/opportunity", json=body, headers=headers, params=query, workspace=None)
+    assert again.headers.get("idempotent-replayed") == "true"
+    # A restore takes its workspace from the query: there it is the request's workspace.
+    contact = api.create_contact()
+    ok_data(api.delete(f"/api/contact/{contact['id']}"))
+    restore = {"Idempotency-Key": "restore-by-query"}
+    path = f"/api/contact/{contact['id']}/restore"
+    done = ok_data(api.post(path, headers=restore, params=query, workspace=None))
+    replay = api.post(path, headers=restore, params=query, workspace=None)
+    assert replay.headers.get("idempotent-replayed") == "true"
+    assert ok_data(replay) == done
+    # Header and query naming other workspaces: the route's 403, as without the key.
+    second = ok_data(api.post("/api/workspace", json={"name": "Second"}))["id"]
+    both = api.post("/api/opportunity", json=body, headers=headers, params={"workspaceId": second})
+    error(both, 403, "FORBIDDEN")

@@ -112,15 +112,28 @@ def _workspace_named(scope: Scope, parsed: Any) -> str | None:
     in_path = scope.get("path_params", {}).get("workspaceId")  # a workspace's set-up routes
     if in_path:
         named.add(in_path)
-    if scope["query_string"]:
-        named.update(v for v in QueryParams(scope["query_string"]).getlist("workspaceId") if v)
     if isinstance(parsed, dict) and parsed.get("workspaceId") not in (None, ""):
         if not isinstance(parsed["workspaceId"], str):
             raise _Refused
         named.add(parsed["workspaceId"])
+    queried = set()
+    if scope["query_string"]:
+        queried = {v for v in QueryParams(scope["query_string"]).getlist("workspaceId") if v}
+    # The query selects the workspace only on the routes that take it there (a restore's,
+    # docs/api.md 1.8); elsewhere one naming another workspace is refused all the same.
+    if _takes_query_workspace(scope) or named:
+        named |= queried
+    elif len(queried) > 1:
+        raise _Refused
     if len(named) > 1:
         raise _Refused
     return next(iter(named), None)
+
+
+def _takes_query_workspace(scope: Scope) -> bool:
+    operation = getattr(scope.get("route"), "operation", None)
+    params = getattr(operation, "params", ())
+    return any(p.name == "workspaceId" and p.where == "query" for p in params)
 
 
 def _storable(status: int, headers: list[tuple[bytes, bytes]]) -> bool:
