@@ -207,7 +207,21 @@ def test_null_timezone_means_the_default(api: Api) -> None:
 
 @pytest.mark.parametrize(
     "timezone",
-    ["Mars/Olympus_Mons", "", "  ", "GMT+5 hours", "../../etc/passwd", "/etc/localtime", 5, True],
+    [
+        "Mars/Olympus_Mons",
+        "",
+        "  ",
+        "GMT+5 hours",
+        "../../etc/passwd",
+        "/etc/localtime",
+        # Files of the machine's zoneinfo folder that are no IANA name: another zone, or
+        # none, on another node.
+        "localtime",
+        "posix/America/Lima",
+        "right/UTC",
+        5,
+        True,
+    ],
 )
 def test_invalid_timezone_is_422(api: Api, timezone: Any) -> None:
     body = error(

@@ -3,7 +3,9 @@ segmentations and agents."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from importlib import resources
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -33,6 +35,11 @@ STAGE_KIND = Word(("contact", "opportunity"), 'must be "contact" or "opportunity
 HIDDEN = frozenset[str]()
 
 
+@functools.cache
+def _iana_names() -> frozenset[str]:
+    return frozenset(resources.files("tzdata").joinpath("zones").read_text().split())
+
+
 class Timezone(ValueType):
     """An IANA time zone name."""
 
@@ -40,10 +47,16 @@ class Timezone(ValueType):
 
     def clean(self, field: str, value: object, *, nullable: bool) -> Any:
         name = v.required_text(field, value, max_len=64)
+        problem = FieldError(field, "must be an IANA time zone, e.g. America/Lima")
+        # A name of the IANA database as the tzdata package lists it: not any file of this
+        # machine's zoneinfo folder (`localtime`, `posix/…`), which would name another
+        # zone, or none, on another node.
+        if name not in _iana_names():
+            raise problem
         try:
             ZoneInfo(name)
         except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise FieldError(field, "must be an IANA time zone, e.g. America/Lima") from exc
+            raise problem from exc
         return name
 
     def input_schema(self, *, nullable: bool = False) -> Schema:
