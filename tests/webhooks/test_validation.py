@@ -52,7 +52,13 @@ def test_url_is_required(api: Api) -> None:
         ("http://receiver.example/\tx", "must be a URL of visible ASCII"),
         ("https://münchen.example/", "must be a URL of visible ASCII"),
         ("http://receiver.example\\@127.0.0.1/", "without spaces or backslashes"),
-        ("http://a@b@receiver.example/", "more than one '@'"),
+        ("http://a@b@receiver.example/", "user name or password"),
+        # A password would be shown wherever the webhook is read, and logged.
+        ("http://user:secret@receiver.example/", "user name or password"),
+        ("https://token@receiver.example/hooks", "user name or password"),
+        ("https://:secret@receiver.example/", "user name or password"),
+        ("https://user:secret@10.0.0.1/", "user name or password"),
+        ("https://receiver.example@127.0.0.1/", "user name or password"),
         ("http://%31%32%37.0.0.1/", "must name a valid host"),
         ("http://receiver.example:0/", "port from 1 to 65535"),
         ("http://receiver.example:99999/", "must be a valid http or https URL"),
@@ -106,8 +112,6 @@ def test_a_url_of_2000_characters_is_accepted(api: Api) -> None:
         "http://100.64.0.1/",
         "http://224.0.0.1/",
         "http://[ff02::1]/",
-        "https://user:secret@10.0.0.1/",
-        "https://receiver.example@127.0.0.1/",
         # Not public either: protocol assignments, documentation, benchmarking, reserved.
         "http://192.0.0.8/",
         "http://192.0.2.10/",
@@ -138,7 +142,6 @@ def test_a_refused_address_is_422_on_url(api: Api, url: str) -> None:
         "http://172.32.0.1/",
         "http://100.128.0.1/",
         "http://[2001:4860:4860::8888]:8443/",
-        "https://user:pass@receiver.example/in",
         "https://receiver.example#@127.0.0.1",  # the host is receiver.example
         "https://receiver.example./hooks",  # a fully qualified name
         "https://" + "a" * 63 + ".example/",

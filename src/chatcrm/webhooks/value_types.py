@@ -60,9 +60,15 @@ def check_url(field: str, value: object) -> str:
         raise FieldError(field, f"must be an http or https URL, {_EXAMPLE}")
     if not host:
         raise FieldError(field, f"must name a host, {_EXAMPLE}")
-    if parts.netloc.count("@") > 1:
-        # `http://a@b@c/`: parsers differ on which part is the host.
-        raise FieldError(field, "must not have more than one '@' before the host")
+    if "@" in parts.netloc:
+        # A password in the URL would be shown wherever the URL is read (a list of
+        # webhooks, a channel's record) and logged: secrets are never shown again. (And
+        # in `http://a@b@c/` parsers differ on which part is the host.)
+        raise FieldError(
+            field,
+            "must not hold a user name or password before the host: a receiver checks "
+            "the signature instead",
+        )
     if "[" in parts.netloc:
         try:
             IPv6Address(host)
