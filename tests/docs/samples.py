@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -197,7 +198,16 @@ def _webhook(service: Service, *, deliveries: bool) -> dict[str, str]:
             json={"name": "Queued", "email": f"q{next(_counter)}@example.com"},
         )
         service.call("POST", f"/api/webhook/{hook['id']}/test")
-        first = service.call("GET", f"/api/webhook/{hook['id']}/deliveries", params={"pageSize": 1})
+        # The contact's delivery is queued by the publisher, after its commit: wait for it
+        # (on a loaded machine the first page held only the test's, and no token).
+        deadline = time.monotonic() + 10
+        while True:
+            first = service.call(
+                "GET", f"/api/webhook/{hook['id']}/deliveries", params={"pageSize": 1}
+            )
+            if first["continuationToken"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         values["TOKEN"] = first["continuationToken"]
         values["EVENT_ID"] = first["data"][0]["eventId"]
     return values
