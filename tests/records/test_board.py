@@ -56,6 +56,33 @@ def test_load_more_continues_one_column(api: Api) -> None:
     assert seen == made  # creation order is card order here
 
 
+def test_load_more_continues_past_positions_of_ten_digits(api: Api) -> None:
+    """A card may sit at 1,000,000,000 or up to 2,147,483,647 (orderInCards): the column's
+    `next` after it is taken back."""
+    stage = api.stage_ids()[0]
+    low = _contact(api, "Low")
+    high = _contact(api, "High")
+    top = _contact(api, "Top")
+    api.set_contact(low["id"], orderInCards=1_000_000_000)
+    api.set_contact(high["id"], orderInCards=1_000_000_001)
+    api.set_contact(top["id"], orderInCards=2_147_483_647)
+    seen: list[str] = []
+    after = None
+    while True:
+        params: dict[str, Any] = {"stageId": stage, "pageSize": 1}
+        if after:
+            params["after"] = after
+        column = _board(api, **params)["columns"][0]
+        seen += [c["record"]["id"] for c in column["cards"]]
+        after = column["next"]
+        if not after:
+            break
+    assert seen == [low["id"], high["id"], top["id"]]
+    for beyond in (f"2147483648:{low['id']}", f"99999999999:{low['id']}"):
+        answer = api.get("/api/contact/board", params={"stageId": stage, "after": beyond})
+        assert error_fields(error(answer, 400, "BAD_REQUEST")) == ["after"]
+
+
 def test_the_filters_narrow_the_counts_and_cards(api: Api) -> None:
     tag = api.add_tag("hot")
     _contact(api, "Ana", tags=[tag["id"]])

@@ -20,6 +20,7 @@ from sqlalchemy import Integer, Select, String, bindparam, func, select, tuple_
 from chatcrm.core.errors import BadRequest, FieldError, ValidationFailed
 from chatcrm.core.ids import is_id
 from chatcrm.core.money import money_text
+from chatcrm.core.values import INT32_MAX
 from chatcrm.db.database import Connection
 from chatcrm.db.schema import stages
 from chatcrm.records import statements
@@ -60,7 +61,14 @@ class Position:
 def read_position(text: str) -> Position:
     """A column's `next`, as the board answered it; anything else is a 400."""
     order, _, ident = text.partition(":")
-    if not (order.isascii() and order.isdigit() and len(order) <= 9 and is_id(ident)):
+    # A position is orderInCards, 0 to 2,147,483,647: ten digits at most.
+    if not (
+        order.isascii()
+        and order.isdigit()
+        and len(order) <= 10
+        and int(order) <= INT32_MAX
+        and is_id(ident)
+    ):
         raise BadRequest.field(
             "after", "'after' is not a column's 'next': pass it back exactly as received."
         )
