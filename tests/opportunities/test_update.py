@@ -528,6 +528,27 @@ def test_amount_and_final_amount_together(api: Api) -> None:
     assert record["finalAmount"] == 150
 
 
+def test_the_event_says_final_amount_changed_only_when_it_followed(api: Api) -> None:
+    """D.1's `changed` on every backend alike: an amount equal to a finalAmount set apart
+    does not make it follow (the stored flag tells, not the values)."""
+
+    def last_changed(opportunity_id: str) -> list[str]:
+        page = ok_data(api.get(f"/api/opportunity/{opportunity_id}/history"))
+        changed: list[str] = page["events"][-1]["changed"]
+        return changed
+
+    apart, _ = new_opportunity(api, amount=5, finalAmount=7)
+    set_fields(api, apart["id"], amount=7)
+    assert "finalAmount" not in last_changed(apart["id"])
+    named, _ = new_opportunity(api, amount=5)
+    set_fields(api, named["id"], finalAmount=5)
+    set_fields(api, named["id"], amount=5)
+    assert "finalAmount" not in last_changed(named["id"])
+    following, _ = new_opportunity(api, amount=5)
+    set_fields(api, following["id"], amount=6)
+    assert "finalAmount" in last_changed(following["id"])
+
+
 def test_a_rejected_final_amount_does_not_stop_following(api: Api) -> None:
     opp, _ = new_opportunity(api, amount=100)
     invalid(put(api, opp["id"], {"paramToUpdate": "finalAmount", "finalAmount": -1}), "finalAmount")

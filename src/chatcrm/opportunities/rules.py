@@ -3,12 +3,10 @@ and the opportunity code drawn on create."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import ColumnElement, Integer, bindparam, case, not_, text
 
-from chatcrm.core.jsontext import dumps
 from chatcrm.db.database import Connection
 from chatcrm.db.types import Money
 from chatcrm.records.changes import Change, Effect
@@ -65,15 +63,6 @@ class _FollowAmount(Effect):
         if "finalAmount" not in change.clean:
             change.expressions["final_amount"] = _followed_amount
             change.params["_amount"] = change.clean["amount"]
-
-    def set_by_statement(
-        self, clean: Mapping[str, Any], record: Mapping[str, Any]
-    ) -> tuple[str, ...]:
-        # finalAmount followed when it now equals the new amount (set apart, it kept its own).
-        # Compared as the JSON they render to: the database hands money over as fragments.
-        if "finalAmount" in clean or dumps(record["finalAmount"]) != dumps(record["amount"]):
-            return ()
-        return self.sets
 
 
 _NEXT_CODE = text(

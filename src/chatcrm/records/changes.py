@@ -3,7 +3,7 @@ stage move, the solved agent…) and its `After` (rows of other tables, such as 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -41,17 +41,11 @@ class Effect:
     async def apply(self, change: Change) -> None:
         raise NotImplementedError
 
-    # The same fact for the one-statement update with its event on PostgreSQL
-    # (records/evented_update.py): the SQL condition, on the row after the update, under
-    # which the expression set `sets`. None: its sets are known from `Change.columns`.
+    # The SQL condition, on the row after the update, under which the effect's expression
+    # set `sets` (read inside the one-statement update with its event on PostgreSQL,
+    # records/evented_update.py; else after the update, writing.py). None: its sets are
+    # known from `Change.columns`.
     statement_flag: Callable[[Any], ColumnElement[bool]] | None = None
-
-    def set_by_statement(
-        self, clean: Mapping[str, Any], record: Mapping[str, Any]
-    ) -> tuple[str, ...]:
-        """The wire names an SQL expression of this effect did set, told from the record
-        after the change (what it puts in `Change.columns` is known without this)."""
-        return ()
 
 
 class After:

@@ -247,15 +247,5 @@ class FieldTable:
         written = set(columns)
         return [f.wire for f in self.fields if f.wire in wanted or f.column in written]
 
-    def set_by_statement(self, clean: Mapping[str, Any], record: Mapping[str, Any]) -> list[str]:
-        """What the named fields' effects set inside the statement, told from the record
-        after it."""
-        out: list[str] = []
-        for wire in clean:
-            effect = self.by_wire[wire].effect
-            if effect is not None:
-                out.extend(effect.set_by_statement(clean, record))
-        return out
-
     def all_direct(self, names: list[str]) -> bool:
         return all(self.by_wire[name].direct for name in names)

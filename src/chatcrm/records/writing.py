@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import bindparam, select
+
 from chatcrm.core.errors import require_valid
 from chatcrm.core.ids import is_id, new_id
 from chatcrm.core.jsontext import to_text
@@ -188,10 +190,29 @@ async def update(
         raise
     fields, clean = kind.fields, write.given.clean
     changed = fields.changed(
-        clean, columns=change.columns, by_statement=fields.set_by_statement(clean, view.record)
+        clean, columns=change.columns, by_statement=await _set_by_statement(conn, kind, write)
     )
     await record_event(conn, kind, "updated", workspace_id, view, now=now, changed=changed)
     return view
+
+
+async def _set_by_statement(conn: Connection, kind: RecordKind, write: Write) -> list[str]:
+    """What an SQL expression of the update set. An effect decided by a stored flag
+    (finalAmount following amount until it is set) is told by the flag, read in this
+    transaction after the update: the values alone cannot tell a finalAmount that followed
+    from one set apart to the same value."""
+    fields, clean = kind.fields, write.given.clean
+    flagged = [e for w in clean if (e := fields[w].effect) and e.statement_flag is not None]
+    if not flagged or flagged[0].statement_flag is None:
+        return []
+    t = kind.table
+    holds = await conn.fetchrow(
+        select(flagged[0].statement_flag(t.c).label("holds")).where(
+            t.c.workspace_id == bindparam("_ws"), t.c.id == bindparam("_id")
+        ),
+        {"_ws": write.workspace_id, "_id": write.record_id},
+    )
+    return list(flagged[0].sets) if holds is not None and holds["holds"] else []
 
 
 async def _change(
