@@ -116,6 +116,40 @@ def test_tags_and_variables_are_added(api: Api) -> None:
     assert event["changed"] == ["tags", "variables"] and event["data"] == after
 
 
+def test_added_tags_stay_within_the_limit(api: Api) -> None:
+    """Section 5: 100 tags per contact, as a create, an update and a merge refuse: an item
+    that would add the 101st fails, and the contact keeps its 100."""
+    made = [api.add_tag()["id"] for _ in range(101)]
+    email = unique_email()
+    contact = api.create_contact(email=email, tags=made[:100])
+    data = upserted(api, [{"email": email, "tags": [made[100]]}], matchBy="email")
+    [result] = data["results"]
+    assert result["status"] == "failed" and data["failed"] == 1
+    assert [e["field"] for e in result["errors"]] == ["tags"]
+    assert "at most 100 tags" in result["errors"][0]["message"]
+    assert len(get_full(api, contact["id"])["tags"]) == 100
+    # Tags it already holds are no addition: still within the limit.
+    again = upserted(api, [{"email": email, "tags": made[:3]}], matchBy="email")
+    assert again["results"][0]["status"] == "unchanged"
+
+
+def test_a_variable_of_another_json_type_is_a_change(api: Api) -> None:
+    """`true` is not `1`, `false` not `0`: an item setting one over the other updates the
+    contact, as an update does (the comparison was Python's, where True == 1)."""
+    email = unique_email()
+    contact = api.create_contact(
+        email=email,
+        variables=[{"name": "optIn", "value": 1}, {"name": "vip", "value": False}],
+    )
+    given = [{"name": "optIn", "value": True}, {"name": "vip", "value": 0}]
+    data = upserted(api, [{"email": email, "variables": given}], matchBy="email")
+    assert data["results"][0]["status"] == "updated"
+    assert get_full(api, contact["id"])["variables"] == given
+    # The same values again change nothing.
+    again = upserted(api, [{"email": email, "variables": given}], matchBy="email")
+    assert again["results"][0]["status"] == "unchanged"
+
+
 def test_two_items_of_one_call_apply_in_order(api: Api) -> None:
     phone = unique_phone()
     data = upserted(

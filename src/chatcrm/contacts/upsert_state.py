@@ -21,6 +21,7 @@ from chatcrm.contacts.fields import FIELDS, PLATFORM_WHATSAPP
 from chatcrm.contacts.kind import CONTACT
 from chatcrm.contacts.rules import MERGE_VARIABLES, TAGS, merged_variables
 from chatcrm.contacts.table import contacts
+from chatcrm.core import values as v
 from chatcrm.core.errors import FieldError, ValidationFailed
 from chatcrm.core.ids import is_id
 from chatcrm.core.jsontext import load_exact, to_text
@@ -238,6 +239,9 @@ class Batch:
             if f.after is TAGS:
                 added = [t for t in dict.fromkeys(value) if t not in contact.tags]
                 start = len(contact.tags)
+                if start + len(added) > v.TAGS_MAX:  # as a create or an update refuses
+                    message = f"a contact can hold at most {v.TAGS_MAX} tags"
+                    raise ValidationFailed([FieldError(wire, message)])
                 new_tags = [(t, start + i) for i, t in enumerate(added)]
                 if added:
                     named[wire] = value
@@ -283,7 +287,19 @@ def _merged_variables(stored: str, given: list[dict[str, Any]]) -> str | None:
     """The stored variables with the given ones set by name (JSON text), or None when
     that changes nothing."""
     merged = merged_variables(stored, given)
-    return None if merged == load_exact(stored) else to_text(merged)
+    return None if _same(merged, load_exact(stored)) else to_text(merged)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON values: `true` is not `1`, nor `false` `0` (Python's == says they
+    are); numbers compare by value (`1.0` is `1`)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return bool(a == b)
 
 
 async def load_batch(conn: Connection, workspace_id: str, givens: list[Given]) -> Batch:
