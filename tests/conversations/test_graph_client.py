@@ -4,6 +4,7 @@ and resolves to 127.0.0.1 when the client connects (DNS rebinding) reaches nothi
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -74,4 +75,26 @@ async def test_a_media_download_from_a_rebound_name_fetches_nothing(
     finally:
         await client.aclose()
     assert "address refused: graph.rebind.example resolves to 127.0.0.1" in str(refused.value)
+    assert fake.requests == []
+
+
+async def test_an_address_check_that_runs_out_of_time_sent_nothing(
+    fake: FakeGraph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A DNS lookup slower than the call's deadline (a loaded resolver): the request was
+    never begun, so the outcome is known, nothing sent, and the message is tried again;
+    it is no UNKNOWN_OUTCOME failure."""
+
+    async def slow(url: str, *, allow_private: bool) -> None:
+        await asyncio.sleep(5)
+
+    monkeypatch.setattr(graph, "check_at_send", slow)
+    body = graph.text_body("5511999990000", "hello", None)
+    client = graph.new_client(timeout=5, max_connections=2)
+    try:
+        result = await graph.post(client, _access(fake), body, deadline=0.2, allow_private=True)
+    finally:
+        await client.aclose()
+    assert result.outcome == graph.RETRY, result
+    assert result.detail.startswith("address lookup: ")
     assert fake.requests == []

@@ -202,6 +202,7 @@ async def post(
     raises for what the network or Meta did."""
     url = access.url(access.phone_number_id, "messages")
     status: int | None = None
+    requested = False  # whether the request was begun: before, nothing can have been sent
     if not access.sendable():
         return Result(FAILED, error=UNSENDABLE_TOKEN, detail=UNSENDABLE_TOKEN["title"])
     try:
@@ -213,6 +214,7 @@ async def post(
                 error = {"code": "ADDRESS_REFUSED", "title": f"address refused: {refused}"}
                 return Result(FAILED, error=error, detail=error["title"])
             headers = {**access.headers(), "content-type": "application/json"}
+            requested = True
             async with client.stream("POST", url, content=orjson.dumps(body), headers=headers) as a:
                 status = a.status_code
                 retry_after = parse_retry_after(a.headers.get("retry-after"), datetime.now(UTC))
@@ -221,6 +223,11 @@ async def post(
     # closed after reading the request that way. Only the chain of causes tells.
     except (TimeoutError, httpx.HTTPError, httpx.InvalidURL, OSError, ssl.SSLError) as exc:
         detail = describe(exc)
+        if not requested:
+            # The address check ran out of time (a DNS lookup on a slow resolver): the
+            # request was never begun, so nothing was sent; tried again as a refused
+            # connection is.
+            return Result(RETRY, detail=f"address lookup: {detail}")
         if isinstance(exc, TimeoutError) and detail != "connect timeout":
             detail = "timeout"
         if status is None and detail in _NOTHING_SENT:
