@@ -132,14 +132,16 @@ class ScriptedServer(_Base):
 
 
 class DroppingProxy(_Base):
-    """Forwards every request to `target`; the first `drops` POSTs to `path` are forwarded
-    and answered by the service, and then the client's connection is closed instead of
-    passing the answer on (the answer is kept in `dropped`)."""
+    """Forwards every request to `target`; the first `drops` requests of `method` to `path`
+    (its query aside) are forwarded and answered by the service, and then the client's
+    connection is closed instead of passing the answer on (the answer is kept in
+    `dropped`)."""
 
-    def __init__(self, target: str, path: str, drops: int = 1) -> None:
+    def __init__(self, target: str, path: str, drops: int = 1, method: str = "POST") -> None:
         self.target = target
         self.path = path
         self.drops = drops
+        self.method = method
         self.dropped: list[httpx.Response] = []
         super().__init__()
 
@@ -153,7 +155,8 @@ class DroppingProxy(_Base):
             timeout=30,
         )
         with self._lock:
-            drop = seen.method == "POST" and seen.path == self.path and self.drops > 0
+            at = seen.path.split("?")[0]
+            drop = seen.method == self.method and at == self.path and self.drops > 0
             if drop:
                 self.drops -= 1
                 self.dropped.append(response)

@@ -140,6 +140,47 @@ def test_a_create_whose_answer_is_lost_is_retried_and_creates_once(
         proxy.close()
 
 
+@pytest.mark.slow
+def test_a_delete_or_conditional_update_whose_answer_is_lost_is_not_sent_again(
+    make_client: Any, sdk_server: Server, account: NewAccount
+) -> None:
+    """Sent again, a DELETE applied the first time answers 404 and an update with
+    `if_match` 412, about the caller's own change: after a lost answer such a call says
+    the outcome is unknown instead (ConnectionFailed), and the change stands once. A PUT
+    without `if_match` sends the same values again."""
+    direct = make_client(sdk_server.base_url, account.api_key, account.workspace_id)
+    gone = direct.contacts.create(name="Gone", email="gone@example.com")
+    kept = direct.contacts.create(name="Kept", email="kept@example.com")
+    cases = [
+        ("DELETE", f"/api/contact/{gone.id}", lambda c: c.contacts.delete(gone.id)),
+        (
+            "PUT",
+            "/api/contact",
+            lambda c: c.contacts.update(kept.id, if_match=kept.etag, name="K2"),
+        ),
+    ]
+    for method, path, call in cases:
+        proxy = DroppingProxy(sdk_server.base_url, path, method=method)
+        try:
+            client = make_client(proxy.url, account.api_key, account.workspace_id)
+            with pytest.raises(ConnectionFailed, match="may have been applied"):
+                call(client)
+            assert len([s for s in proxy.seen if s.method == method]) == 1
+            assert proxy.dropped[0].status_code == 200
+        finally:
+            proxy.close()
+    assert [c.id for c in direct.contacts.list()] == [kept.id]
+    assert direct.contacts.get(kept.id).name == "K2"
+    # Without if_match, an update is sent again: the same values, applied again.
+    proxy = DroppingProxy(sdk_server.base_url, "/api/contact", method="PUT")
+    try:
+        client = make_client(proxy.url, account.api_key, account.workspace_id)
+        assert client.contacts.update(kept.id, name="K3").name == "K3"
+        assert len([s for s in proxy.seen if s.method == "PUT"]) == 2
+    finally:
+        proxy.close()
+
+
 def test_backoff_waits_from_half_a_second_to_eight() -> None:
     """Contract F: exponential backoff from 0.5 s to 8 s with jitter."""
     for attempt in range(8):

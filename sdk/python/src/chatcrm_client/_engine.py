@@ -288,9 +288,15 @@ class Engine:
         while True:
             reply = yield Send(request)
             if isinstance(reply, httpx.TransportError):
-                if attempt >= self.max_retries or not _retryable(reply):
+                unsure = _may_have_arrived(reply) and not _repeatable(request)
+                if attempt >= self.max_retries or not _retryable(reply) or unsure:
                     # httpx's text may quote a header: never the key's.
                     text = str(reply).replace(self.api_key, "…")
+                    if unsure:
+                        text += (
+                            " (the request may have been applied: read the record before "
+                            "sending it again)"
+                        )
                     raise errors.ConnectionFailed(
                         f"{request.method} {request.url.path}: {type(reply).__name__}: {text}"
                     ) from reply
@@ -322,6 +328,22 @@ def checked_key(api_key: str) -> str:
             "api_key must be a chatcrm API key: printable ASCII without spaces (ccrm_…)"
         )
     return key
+
+
+def _may_have_arrived(exc: httpx.TransportError) -> bool:
+    """Whether the request may have reached the service: anything but a connection never
+    made (or never taken from the pool)."""
+    return not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+
+
+def _repeatable(request: httpx.Request) -> bool:
+    """Whether sending the request again after it may have been applied answers as the
+    first time would have: a read, a POST (its Idempotency-Key replays the first answer),
+    a PUT without `If-Match` (the same values again). A DELETE would answer 404, and a
+    conditional update 412, about the caller's own change."""
+    if request.method == "DELETE":
+        return False
+    return not (request.method in ("PUT", "PATCH") and "if-match" in request.headers)
 
 
 def _retryable(exc: httpx.TransportError) -> bool:
