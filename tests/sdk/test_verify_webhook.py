@@ -58,7 +58,18 @@ def test_money_a_float_would_change_stays_exact() -> None:
 
 @pytest.mark.parametrize(
     "change",
-    ["body", "secret", "old", "future", "missing", "version", "non-ascii", "not-json", "a-list"],
+    [
+        "body",
+        "secret",
+        "no-secret",
+        "old",
+        "future",
+        "missing",
+        "version",
+        "non-ascii",
+        "not-json",
+        "a-list",
+    ],
 )
 def test_a_bad_delivery_is_refused(change: str) -> None:
     body, secret, headers = BODY, SECRET, signed(SECRET, BODY)
@@ -66,6 +77,8 @@ def test_a_bad_delivery_is_refused(change: str) -> None:
         body = BODY.replace(b"1200.5", b"9200.5")
     elif change == "secret":
         secret = "whsec_" + base64.b64encode(os.urandom(32)).decode()
+    elif change == "no-secret":  # a setting left unset: the same exception, no AttributeError
+        secret = None  # type: ignore[assignment]
     elif change == "old":
         headers = signed(SECRET, BODY, at=time.time() - 301)
     elif change == "future":

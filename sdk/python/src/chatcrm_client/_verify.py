@@ -28,6 +28,8 @@ def verify_webhook(
     `headers`: the request's headers (any case); `body`: its raw body, exactly as received
     (parsed and serialised again, it no longer matches); `tolerance`: how far, in seconds,
     the delivery's timestamp may be from now."""
+    if not isinstance(secret, str):  # a setting left unset: the same one exception
+        raise WebhookVerificationError("the secret is not whsec_ + base64")
     lowered = {str(k).lower(): v for k, v in headers.items()}
     try:
         msg_id = lowered["webhook-id"]
