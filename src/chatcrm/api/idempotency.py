@@ -23,15 +23,14 @@ import orjson
 from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from starlette.datastructures import QueryParams
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api import headers
 from chatcrm.api.body import parse_json
 from chatcrm.api.errors import render
+from chatcrm.api.idempotent_reach import Refused, allowed, reaches, workspace_named
 from chatcrm.api.state import STATE_CONNECTION, STATE_PRINCIPAL
-from chatcrm.auth import scopes
-from chatcrm.auth.service import USER, Principal, check_workspace
+from chatcrm.auth.service import USER, Principal
 from chatcrm.core import messages as m
 from chatcrm.core.errors import BadRequest, Conflict, ServiceError
 from chatcrm.core.timestamps import utcnow
@@ -84,7 +83,7 @@ def _parsed_body(body: bytes) -> Any:
 
 def request_hash(body: bytes, parsed: Any, workspace: str | None, caller: str = "") -> str:
     """The request as far as the key covers it: the body as parsed JSON (`parsed`), the
-    workspace it is for (`_workspace_named`: the same body sent to another workspace is
+    workspace it is for (`workspace_named`: the same body sent to another workspace is
     another request, not a retry), and, for a person, who (`caller`: a user's answer is
     replayed to that user only, whose role and assigned-only view made it)."""
     if parsed is _NOT_JSON:
@@ -92,48 +91,6 @@ def request_hash(body: bytes, parsed: Any, workspace: str | None, caller: str = 
     else:
         canonical = orjson.dumps(_canonical(parsed), option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(f"{caller}\n{workspace or ''}\n".encode() + canonical).hexdigest()
-
-
-class _Refused(Exception):
-    """The request names workspaces the route itself refuses (two, or a malformed one)."""
-
-
-def _workspace_named(scope: Scope, parsed: Any) -> str | None:
-    """The one workspace the request names — in the header, the path, the query's
-    `workspaceId` or the body's — None when it names none; _Refused when it names two
-    (the route answers 403) or one the body gives as no string (422)."""
-    named: set[str] = set()
-    try:
-        header = headers.one(scope, b"x-workspace-id")
-    except ServiceError:
-        raise _Refused from None
-    if header:
-        named.add(header)
-    in_path = scope.get("path_params", {}).get("workspaceId")  # a workspace's set-up routes
-    if in_path:
-        named.add(in_path)
-    if isinstance(parsed, dict) and parsed.get("workspaceId") not in (None, ""):
-        if not isinstance(parsed["workspaceId"], str):
-            raise _Refused
-        named.add(parsed["workspaceId"])
-    queried = set()
-    if scope["query_string"]:
-        queried = {v for v in QueryParams(scope["query_string"]).getlist("workspaceId") if v}
-    # The query selects the workspace only on the routes that take it there (a restore's,
-    # docs/api.md 1.8); elsewhere one naming another workspace is refused all the same.
-    if _takes_query_workspace(scope) or named:
-        named |= queried
-    elif len(queried) > 1:
-        raise _Refused
-    if len(named) > 1:
-        raise _Refused
-    return next(iter(named), None)
-
-
-def _takes_query_workspace(scope: Scope) -> bool:
-    operation = getattr(scope.get("route"), "operation", None)
-    params = getattr(operation, "params", ())
-    return any(p.name == "workspaceId" and p.where == "query" for p in params)
 
 
 def _storable(status: int, headers: list[tuple[bytes, bytes]]) -> bool:
@@ -144,33 +101,6 @@ def _storable(status: int, headers: list[tuple[bytes, bytes]]) -> bool:
     if status >= 500 or status == 429:
         return False
     return not any(k.lower() == b"cache-control" and b"no-store" in v for k, v in headers)
-
-
-# Routes a key limited to some workspaces may not use at all (J.5: it cannot create a
-# workspace), whatever the request names.
-_WHOLE_ACCOUNT = frozenset({"createWorkspace"})
-
-
-def _allowed(scope: Scope, principal: Principal) -> bool:
-    """Whether the caller passes the route's own first check, its scope (the workspace is
-    checked once the body is read: `_reaches`): a replay must never show an answer to a
-    caller the route would refuse (a demoted user, a key limited to other workspaces)."""
-    route = scope.get("route")
-    required = getattr(route, "requirement", None)
-    if required is not None and not scopes.allows(principal.scopes, required):
-        return False
-    operation = getattr(route, "operation", None)
-    limited = principal.workspace_ids is not None
-    return not (limited and getattr(operation, "operation_id", None) in _WHOLE_ACCOUNT)
-
-
-async def _reaches(scope: Scope, principal: Principal, conn: Connection, workspace: str) -> bool:
-    """Whether the caller may use the workspace the request names, as the route checks."""
-    try:
-        await check_workspace(conn, scope["app"].state.auth_cache, principal, workspace)
-    except ServiceError:
-        return False
-    return True
 
 
 _t = idempotency_keys.c
@@ -256,7 +186,7 @@ class IdempotencyMiddleware:
             refused: ServiceError | None = exc
         else:
             refused = None
-        if key is None or not _allowed(scope, principal):
+        if key is None or not allowed(scope, principal):
             await self.app(scope, receive, send)  # no key; or the route refuses it, as always
             return
         if refused is not None:
@@ -281,11 +211,11 @@ class IdempotencyMiddleware:
         # refused by the route as always, never answered from what was stored.
         parsed = _parsed_body(body)
         try:
-            workspace = _workspace_named(scope, parsed)
-        except _Refused:
+            workspace = workspace_named(scope, parsed)
+        except Refused:
             workspace, reached = None, False
         else:
-            reached = workspace is None or await _reaches(scope, principal, conn, workspace)
+            reached = workspace is None or await reaches(scope, principal, conn, workspace)
         if not reached:
             await self.app(scope, _replaying(body), send)
             return
@@ -300,7 +230,7 @@ class IdempotencyMiddleware:
                 parsed,
                 workspace,  # checked above
                 # Keys of the account share their answers (a key rotated between two
-                # retries still gets its answer; _allowed checked this one's reach).
+                # retries still gets its answer; `allowed` checked this one's reach).
                 principal.key_id if principal.kind == USER else "",
             ),
             "status_code": 0,
