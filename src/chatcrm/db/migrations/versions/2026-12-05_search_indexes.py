@@ -15,30 +15,19 @@ On Citus the extension and the indexes are created on every worker's shards as w
 SQLite has no index for a substring: it folds with a Python function of the connection
 (db/engine.py `fold`), fast on ASCII text.
 
-The expressions must stay exactly those records/listing.py's TextSearch builds, or the
-planner cannot use the index (tests/records/test_search_index.py reads the plans).
+The indexes are db/search_indexes.py's.
 """
 
 from collections.abc import Sequence
 
 from alembic import op
 
+from chatcrm.db.search_indexes import SEARCH_INDEXES, create_index
+
 revision: str = "0013"
 down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
-
-# (index, table, folded text columns, digit columns): contacts/listing.py and
-# opportunities/listing.py's TextSearch filters.
-_INDEXES = (
-    (
-        "ix_contacts_search",
-        "contacts",
-        ("name", "lastname", "email"),
-        ("internal_whatsapp_number", "platform_sender_phone"),
-    ),
-    ("ix_opportunities_search", "opportunities", ("name", "description", "code"), ()),
-)
 
 
 def _installed(name: str) -> bool:
@@ -62,14 +51,12 @@ def upgrade() -> None:
             savepoint.rollback()
     if not _installed("pg_trgm"):
         return
-    for index, table, folded, digits in _INDEXES:
-        parts = [f"(chatcrm_fold({c})) public.gin_trgm_ops" for c in folded]
-        parts += [f"{c} public.gin_trgm_ops" for c in digits]
-        op.execute(f"CREATE INDEX IF NOT EXISTS {index} ON {table} USING gin ({', '.join(parts)})")
+    for index in SEARCH_INDEXES:
+        op.execute(create_index(*index))
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name != "postgresql":
         return
-    for index, *_ in _INDEXES:
+    for index, *_ in SEARCH_INDEXES:
         op.execute(f"DROP INDEX IF EXISTS {index}")

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from alembic import op
 
 from chatcrm.db.engine import ACCENTED, PLAIN
+from chatcrm.db.search_indexes import SEARCH_INDEXES, create_index
 
 revision: str = "0017"
 down_revision: str | None = "0016"
@@ -36,18 +37,6 @@ AS $$ SELECT {body} $$
 """
 
 
-# Migration 0013's indexes over the folded columns, made again with the new fold.
-_INDEXES = (
-    (
-        "ix_contacts_search",
-        "contacts",
-        ("name", "lastname", "email"),
-        ("internal_whatsapp_number", "platform_sender_phone"),
-    ),
-    ("ix_opportunities_search", "opportunities", ("name", "description", "code"), ()),
-)
-
-
 def _found(sql: str) -> bool:
     return op.get_bind().exec_driver_sql(sql).first() is not None
 
@@ -62,13 +51,11 @@ def upgrade() -> None:
     if op.get_bind().dialect.name != "postgresql":
         return
     op.execute(_fold(f"replace({_lowered()}, 'ς', 'σ')"))
-    for index, table, folded, digits in _INDEXES:
-        if not _found(f"SELECT 1 FROM pg_class WHERE relname = '{index}' AND relkind = 'i'"):
+    for index in SEARCH_INDEXES:
+        if not _found(f"SELECT 1 FROM pg_class WHERE relname = '{index[0]}' AND relkind = 'i'"):
             continue
-        parts = [f"(chatcrm_fold({c})) public.gin_trgm_ops" for c in folded]
-        parts += [f"{c} public.gin_trgm_ops" for c in digits]
-        op.execute(f"DROP INDEX {index}")
-        op.execute(f"CREATE INDEX {index} ON {table} USING gin ({', '.join(parts)})")
+        op.execute(f"DROP INDEX {index[0]}")
+        op.execute(create_index(*index))
 
 
 def downgrade() -> None:
