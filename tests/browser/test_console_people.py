@@ -483,9 +483,12 @@ def test_a_password_change_lists_only_the_live_sessions_and_one_click_makes_one_
 def test_a_malformed_link_throws_nothing(visit: Visit, server: str, database_url: str) -> None:
     account = new_account(database_url)
     visit.goto("/console#contacts/%E0%A4%A")
-    sign_in(visit, account)
+    # The unknown contact's 404 is awaited, so that it cannot land after the clear below.
+    with visit.page.expect_response(lambda r: "/api/contact/%25" in r.url) as unknown:
+        sign_in(visit, account)
+    assert unknown.value.status == 404
     expect(visit.page.get_by_role("heading", name="Contacts")).to_be_visible()
     visit.page.evaluate("location.hash = '#invite/%E0%A4%A'")  # followed in the open tab
     expect(visit.page.get_by_role("heading", name="Set password")).to_be_visible()
-    visit.failed.clear()  # the unknown contact's 404
+    visit.failed.clear()  # the unknown contact's 404, awaited above
     assert visit.settle() == []
