@@ -107,6 +107,24 @@ def test_a_sender_is_never_read_in_the_workspace_s_country(conv: Conversation) -
     assert _count(conv, contact["id"]) == 2
 
 
+def test_a_sender_written_with_a_trunk_zero_is_found_again(conv: Conversation) -> None:
+    """Meta's `from` as written, `44 0 7700…`: its contact holds the number read from it
+    (`447700…`). Looked up as written, each later delivery missed that contact, tried to
+    make it again and was refused whole (409), other senders' messages with it."""
+    number = "4407700" + new_sender_number()[-6:]
+    conv.inbound(number, "first")
+    contact = conv.contact_of("+44" + number[3:])
+    assert [conv.contact(contact["id"])[k] for k in NUMBERS] == ["44" + number[3:]] * 2
+    other = new_sender_number()
+    both = [text_message(other, "hello"), text_message(number, "second")]
+    assert ok_data(conv.deliver(delivery(conv.phone_number_id, messages=both))) == {
+        "messages": 2,
+        "statuses": 0,
+    }
+    assert _count(conv, contact["id"]) == 2
+    assert _count(conv, conv.contact_of(other)["id"]) == 1
+
+
 def test_a_known_number_is_the_existing_contact(conv: Conversation) -> None:
     phone = unique_phone()
     known = conv.api.create_contact(name="Known", internalWhatsappNumber="+" + phone)
@@ -358,6 +376,26 @@ def test_statuses_move_forward_only(conv: Conversation) -> None:
         delivery(conv.phone_number_id, statuses=[status("wamid.unknown", "read")])
     )
     assert ok_data(unknown)["statuses"] == 0
+
+
+def test_a_recorded_message_takes_no_status(conv: Conversation) -> None:
+    """docs/channels.md 6.1: a status of a message chatcrm did not send is not counted. A
+    message recorded with a wamid (a bot's, sent elsewhere) is never sent, so never moved."""
+    number = new_sender_number()
+    conv.inbound(number, "hi")
+    contact = conv.contact_of(number)
+    recorded = ok_data(
+        conv.api.post(
+            f"/api/contact/{contact['id']}/messages/record",
+            json={"direction": "out", "text": "bot said", "externalId": "wamid.BOT" + number},
+        )
+    )["message"]
+    assert recorded["status"] == "sent"
+    answer = conv.deliver(
+        delivery(conv.phone_number_id, statuses=[status("wamid.BOT" + number, "read")])
+    )
+    assert ok_data(answer) == {"messages": 0, "statuses": 0}
+    assert conv.messages(contact["id"])["messages"][-1]["status"] == "sent"
 
 
 def test_a_failed_status_keeps_its_error(conv: Conversation) -> None:

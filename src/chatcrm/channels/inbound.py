@@ -173,7 +173,11 @@ def _read(
     if wamid is None or sender is None or len(wamid) > WAMID_MAX:
         return None  # not one of Meta's: ignored, as anything else malformed
     try:
-        number = normalize_phone(sender)
+        # Read as the contact made for it writes it (with its `+`, _create_contact): read
+        # bare, a number with a trunk 0 after its country code (`4407700…`) stayed as
+        # written while its contact held `447700…`, and each later delivery from it failed
+        # to find that contact and collided with it (409, the whole delivery refused).
+        number = normalize_phone(sender if sender.startswith("+") else f"+{sender}")
     except PhoneError:
         return None
     created_at = _time(message.get("timestamp"), now) + timedelta(microseconds=place)

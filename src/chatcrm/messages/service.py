@@ -306,12 +306,14 @@ async def apply_status(
     now: datetime,
 ) -> bool | None:
     """A status Meta reported for an outbound message, forward only (K.1): True when
-    applied, False when it would go backwards (or names an inbound message), None when no
+    applied, False when it would go backwards (or names an inbound message, or one only
+    recorded: it never went through a channel, docs/channels.md 6.1), None when no
     message holds the wamid."""
     row = await repo.by_external_id(conn, workspace_id, external_id, locked=True)
     if row is None:
         return None
-    if row["direction"] != OUT or not moves_forward(row["status"], status):
+    sent = row["direction"] == OUT and row["channel_id"] is not None
+    if not sent or not moves_forward(row["status"], status):
         return False
     extra: dict[str, Any] = {}
     changed = ["status", "statusAt"]
