@@ -66,6 +66,29 @@ def test_a_text_is_sent_as_the_cloud_api_wants(conv: Conversation) -> None:
     assert events[1]["recordVersion"] == 2
 
 
+def test_a_contact_s_messages_go_out_one_after_the_other_in_their_order(
+    conv: Conversation,
+) -> None:
+    """Queued together, a contact's messages were sent at once and could reach Meta in
+    any order: each now waits until the one queued before it is sent (or has failed),
+    while another contact's message is not held up behind them."""
+    contact, number = _open_conversation(conv)
+    other, other_number = _open_conversation(conv)
+    for text in ("first", "second", "third"):
+        ok_data(conv.send(contact["id"], text=text))
+    ok_data(conv.send(other["id"], text="elsewhere"))
+    before = len(conv.graph.sends())
+    assert conv.send_all() == 2  # the first of each contact
+    assert sorted(r.body["to"] for r in conv.graph.sends()[before:]) == sorted(
+        [number, other_number]
+    )
+    assert conv.send_all() == 1 and conv.send_all() == 1 and conv.send_all() == 0
+    sent = [r.body["text"]["body"] for r in conv.graph.sends()[before:] if r.body["to"] == number]
+    assert sent == ["first", "second", "third"]
+    statuses = [m["status"] for m in conv.messages(contact["id"])["messages"][-3:]]
+    assert statuses == ["sent"] * 3
+
+
 def test_a_reply_quotes_the_message(conv: Conversation) -> None:
     contact, _ = _open_conversation(conv)
     inbound = _last(conv, contact["id"])

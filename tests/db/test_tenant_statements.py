@@ -217,8 +217,9 @@ class Recorded:
 
 
 async def _background(url: str, workspace_id: str) -> None:
-    """What runs beside the requests: publishing, one dispatcher round, two channel sender
-    rounds (the queued messages and the read receipt, then nothing due), the purges."""
+    """What runs beside the requests: publishing, one dispatcher round, three channel
+    sender rounds (the workload's text and the read receipt; then its template, queued to
+    the same contact after the text; then nothing due), the purges."""
     db = Database(Settings(database_url=url))
     try:
         await publisher.publish_pending(db)
@@ -227,7 +228,8 @@ async def _background(url: str, workspace_id: str) -> None:
         )
         await Dispatcher(db, settings).run_once()
         sender = Sender(db, settings)
-        assert await sender.run_once() == 2  # the text and the template of the workload
+        assert await sender.run_once() == 1  # the text of the workload
+        assert await sender.run_once() == 1  # its template, to the same contact
         assert await sender.run_once() == 0
         # A status kept for a send (Meta's webhook before its answer), then settled.
         async with db.transaction() as conn:

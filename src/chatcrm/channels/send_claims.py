@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, literal_column, select, update
+from sqlalchemy import and_, bindparam, literal_column, or_, select, update
 
 from chatcrm.channels.tables import channels
 from chatcrm.contacts.table import contacts
@@ -37,6 +37,27 @@ _QUEUED = _m.status == literal_column("'queued'")
 _RECEIPT = _m.receipt_due_at.isnot(None)
 
 
+_older = messages.alias("older")
+# No older message of the same contact is still queued (waiting, or in flight under a
+# lease): a contact's messages go out one after the other, in the order they were queued,
+# as a person sends them; other contacts' messages are not held up behind them
+# (ix_messages_queued_by_contact answers from the contact's few queued rows).
+_FIRST_OF_CONTACT = ~(
+    select(_older.c.id)
+    .where(
+        _older.c.workspace_id == _m.workspace_id,
+        _older.c.contact_id == _m.contact_id,
+        _older.c.status == literal_column("'queued'"),
+        or_(
+            _older.c.created_at < _m.created_at,
+            and_(_older.c.created_at == _m.created_at, _older.c.id < _m.id),
+        ),
+    )
+    .exists()
+)
+_SEND_DUE = and_(_QUEUED, _FIRST_OF_CONTACT)
+
+
 def _due(predicate: Any, column: Any, *, one_workspace: bool) -> Any:
     scope = [_m.workspace_id == bindparam("_ws")] if one_workspace else []
     return (
@@ -48,19 +69,19 @@ def _due(predicate: Any, column: Any, *, one_workspace: bool) -> Any:
     )
 
 
-_SENDS = _due(_QUEUED, _m.next_attempt_at, one_workspace=False)
-_SENDS_ONE = _due(_QUEUED, _m.next_attempt_at, one_workspace=True)
+_SENDS = _due(_SEND_DUE, _m.next_attempt_at, one_workspace=False)
+_SENDS_ONE = _due(_SEND_DUE, _m.next_attempt_at, one_workspace=True)
 _RECEIPTS = _due(_RECEIPT, _m.receipt_due_at, one_workspace=False)
 _RECEIPTS_ONE = _due(_RECEIPT, _m.receipt_due_at, one_workspace=True)
 _ANY = {
-    "sends": select(_m.id).where(_QUEUED, _m.next_attempt_at <= bindparam("_due")).limit(1),
+    "sends": select(_m.id).where(_SEND_DUE, _m.next_attempt_at <= bindparam("_due")).limit(1),
     "receipts": select(_m.id).where(_RECEIPT, _m.receipt_due_at <= bindparam("_due")).limit(1),
 }
 # Citus: the workspaces with due rows (a multi-shard read without locks), then each claimed
 # on its own shard.
 _WORKSPACES = {
     "sends": select(_m.workspace_id)
-    .where(_QUEUED, _m.next_attempt_at <= bindparam("_due"))
+    .where(_SEND_DUE, _m.next_attempt_at <= bindparam("_due"))
     .group_by(_m.workspace_id)
     .limit(bindparam("_limit")),
     "receipts": select(_m.workspace_id)
@@ -129,8 +150,9 @@ async def _channel(conn: Connection, channel_id: str | None) -> Row | None:
 async def claim_sends(
     db: Database, *, due: datetime, now: datetime, lease_seconds: float, limit: int
 ) -> list[Send]:
-    """Lease up to `limit` queued messages due at `due`. A message whose earlier attempt
-    never recorded its outcome is failed here (UNKNOWN_OUTCOME), not sent again."""
+    """Lease up to `limit` queued messages due at `due`, none while an older message of
+    its contact is still queued. A message whose earlier attempt never recorded its
+    outcome is failed here (UNKNOWN_OUTCOME), not sent again."""
     taken: list[Send] = []
     async with db.transaction() as conn:
         for row in await _due_rows(conn, "sends", due=due, limit=limit):

@@ -71,6 +71,16 @@ messages = Table(
         sqlite_where=text("status = 'queued'"),
         postgresql_where=text("status = 'queued'"),
     ),
+    # A contact's messages go out in the order they were queued (channels/send_claims.py).
+    Index(
+        "ix_messages_queued_by_contact",
+        "workspace_id",
+        "contact_id",
+        "created_at",
+        "id",
+        sqlite_where=text("status = 'queued'"),
+        postgresql_where=text("status = 'queued'"),
+    ),
     Index(
         "ix_messages_receipts_due",
         "receipt_due_at",
