@@ -399,20 +399,24 @@ def test_a_run_cut_short_after_the_events_moved_leaves_its_webhooks_to_the_next(
 
 def test_a_fold_changed_by_a_later_migration_reaches_the_shards(citus_url: str) -> None:
     """Migration 0017 replaces chatcrm_fold and makes the search indexes again on a
-    database laid out before it: the workers' shards fold and index as the coordinator."""
+    database laid out before it: the workers' shards fold and index as the coordinator.
+    From 0015, so that the one transaction of the upgrade sends DDL to the shards (0016's
+    column) before 0017's function command, which Citus refused after parallel DDL."""
 
-    def down_to_0016(connection: Any) -> None:
+    def down_to_0015(connection: Any) -> None:
         from alembic import command
 
         from chatcrm.db.migrate import alembic_config
 
-        command.downgrade(alembic_config(connection), "0016")
+        # As chatcrm's upgrade does (db/migrate.py): the downgrade's DDL, then functions.
+        connection.exec_driver_sql("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
+        command.downgrade(alembic_config(connection), "0015")
 
     async def downgrade() -> None:
         engine = standalone_engine(citus_url, Settings(database_url=citus_url))
         try:
             async with engine.begin() as conn:
-                await conn.run_sync(down_to_0016)
+                await conn.run_sync(down_to_0015)
         finally:
             await engine.dispose()
 

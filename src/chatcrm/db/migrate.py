@@ -191,6 +191,12 @@ async def upgrade(
         before = await current_revision(conn)
         migrated = await unknown_revision(conn, before)
         if migrated is None and (head is None or before != head):
+            if await is_laid_out(conn):
+                # One transaction runs every migration: on Citus a function command (0017
+                # replaces chatcrm_fold) is refused after DDL sent to the shards over
+                # parallel connections (0016 adds a column) unless the shards' DDL goes
+                # over one connection per worker.
+                await conn.execute(text(_SEQUENTIAL))
             try:
                 await conn.run_sync(_upgrade_sync)
             except Exception as exc:
@@ -205,6 +211,9 @@ async def upgrade(
     if on_citus:
         await distribute(engine)
     return migrated
+
+
+_SEQUENTIAL = "SET LOCAL citus.multi_shard_modify_mode TO 'sequential'"
 
 
 def _upgrade_sync(connection: Connection) -> None:
