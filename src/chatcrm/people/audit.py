@@ -19,15 +19,16 @@ from chatcrm.people.tables import audit_log
 
 _a = audit_log.c
 _INSERT = insert(audit_log)
-_PAGE = (
+_FIRST_PAGE = (
     select(_a.id, _a.at, _a.actor, _a.action, _a.target, _a.ip, _a.user_agent)
-    .where(_a.account_id == bindparam("_account"), _a.id < bindparam("_before"))
-    .order_by(_a.id.desc())
+    .where(_a.account_id == bindparam("_account"))
+    .order_by(_a.id.desc())  # ids are UUIDv7 text, ordered by time
     .limit(bindparam("_limit"))
 )
+# The next pages compare ids with ids only: no sentinel "above every id", which a
+# database's collation may place below them all (`'0…' < '~'` is false under ICU's).
+_PAGE = _FIRST_PAGE.where(_a.id < bindparam("_before"))
 KEPT_DAYS = 365
-# Above every id (ids are UUIDv7 text, ordered by time): the first page.
-_TOP = "~"
 
 
 async def record(
@@ -94,9 +95,11 @@ async def page(
 ) -> tuple[list[dict[str, Any]], Position | None]:
     """Up to `size` entries older than the entry `before` (None: the newest), and the
     last one's place to continue from when more remain."""
-    rows = await conn.fetch(
-        _PAGE, {"_account": account_id, "_before": before or _TOP, "_limit": size + 1}
-    )
+    params = {"_account": account_id, "_limit": size + 1}
+    if before is None:
+        rows = await conn.fetch(_FIRST_PAGE, params)
+    else:
+        rows = await conn.fetch(_PAGE, {**params, "_before": before})
     more = len(rows) > size
     entries = [
         {
