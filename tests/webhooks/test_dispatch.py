@@ -21,6 +21,7 @@ from chatcrm import __version__
 from chatcrm.config import Settings
 from chatcrm.core.timestamps import utcnow
 from chatcrm.db.database import Database
+from chatcrm.webhooks import dispatcher
 from chatcrm.webhooks.dispatcher import Dispatcher
 from tests.servers import free_port
 from tests.webhooks import rows
@@ -112,6 +113,33 @@ async def test_the_running_loop_retries_on_its_own_until_success(
     assert row["attempts"] == 3
     gaps = [b.at - a.at for a, b in itertools.pairwise(got)]
     assert all(0.3 * 0.8 <= gap < 2.0 for gap in gaps), gaps
+
+
+async def test_a_hanging_receiver_does_not_ration_other_endpoints_claims(
+    db: Database,
+    workspace: str,
+    receiver: Receiver,
+    dispatcher_for: Make,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """D.4: first attempts are not held behind another endpoint's slow receiver. While one
+    endpoint was at its window, a look for others' rows was made at most every
+    BUSY_LOOK_SECONDS, even when the fast endpoint's attempts had ended and freed its slots:
+    a hanging receiver capped every other endpoint of the process at one claim per period
+    (about 340 deliveries a second instead of over 1,000). The period is made an hour here:
+    only the freed slots can bring the fast endpoint's rows after its first window."""
+    monkeypatch.setattr(dispatcher, "BUSY_LOOK_SECONDS", 3600.0)
+    hanging = await rows.add_webhook(db, workspace, receiver.url("/hangs"))
+    receiver.script("/hangs", then=Reply(200, delay=60))
+    fast = await rows.add_webhook(db, workspace, receiver.url("/fast"))
+    for _ in range(40):  # more than its window: it stays at its bound
+        await rows.new_delivery(db, hanging)
+    for _ in range(120):  # several of the fast endpoint's windows
+        await rows.new_delivery(db, fast)
+    async with running(dispatcher_for(webhook_timeout=60)):
+        await receiver.arrived(120, "/fast", within=30)
+        assert len(receiver.requests("/hangs")) == 16  # its first window, all hanging
+        receiver.release()  # so that the dispatcher stops without its grace period
 
 
 async def test_a_timeout_is_a_failed_attempt(

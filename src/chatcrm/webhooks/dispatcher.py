@@ -61,7 +61,10 @@ IDLE_POLL_SECONDS = 0.25
 MARK_SECONDS = 0.5
 FULL_MARK_SECONDS = 30.0
 # While an endpoint is at its window, a look for other endpoints' due rows walks past its
-# backlog: at most one such look this often, however often the publisher wakes the loop.
+# backlog: at most one such look this often, however often the publisher wakes the loop —
+# unless attempts ended and freed slots (see `_start`), which bounds the looks by the
+# sends themselves: a slow receiver must not hold other endpoints to one claim per period
+# (D.4).
 BUSY_LOOK_SECONDS = 0.5
 # The lease of an attempt is its send deadline plus the time to record the outcome: a wait
 # for a pool connection (bounded by db_connect_timeout) and a few short statements.
@@ -98,6 +101,7 @@ class Dispatcher:
         self._since_found = -MARK_SECONDS
         self._since_found_in_full = -FULL_MARK_SECONDS
         self._busy_look = -BUSY_LOOK_SECONDS  # when a look passed over full endpoints last
+        self._slots_freed = False  # attempts ended since that look, freeing room to claim
         self.attempts_started = 0  # since this dispatcher was made (logs, tests)
 
     def wake(self) -> None:
@@ -161,9 +165,10 @@ class Dispatcher:
             busy = [id_ for id_, n in self._in_flight.items() if n >= windows.of(id_)]
             clock = time.monotonic()
             if busy:
-                if clock - self._busy_look < BUSY_LOOK_SECONDS:
+                if not self._slots_freed and clock - self._busy_look < BUSY_LOOK_SECONDS:
                     return started  # their slots' freeing, or the next poll, looks again
                 self._busy_look = clock
+                self._slots_freed = False
             if clock - self._since_found >= MARK_SECONDS:
                 full = clock - self._since_found_in_full >= FULL_MARK_SECONDS
                 start = EVER if full else self._since
@@ -213,6 +218,7 @@ class Dispatcher:
             # attempt: claims of one row each would cost a transaction per send.
             # (Or when this frees the process's last slot: others may be waiting for it.)
             if 2 * left <= self._windows.of(c.webhook_id) or len(self._tasks) == self._total - 1:
+                self._slots_freed = True
                 self._wake.set()
 
         task.add_done_callback(done)
