@@ -218,4 +218,10 @@ def variable_text(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    return write_cell(value) if isinstance(value, Decimal | float) else json.dumps(value)
+    if isinstance(value, Decimal):
+        # The number's JSON text as stored (docs/api.md 3.4: kept exactly as sent): the
+        # SDK reads it into a Decimal, which keeps its digits (`1200.50`, `3.0`, `-0.0`;
+        # `1e2` as `1E+2`), and `read_variable` reads it back into the same Decimal. Not
+        # `write_cell`'s normalized money text, which would write `1200.5`, `3`, `0`.
+        return str(value)
+    return json.dumps(value)

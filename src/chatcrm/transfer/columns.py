@@ -78,12 +78,7 @@ class RecordColumns:
         sent."""
         if not header or all(not name.strip() for name in header):
             raise BadInput("the file has no header row")
-        # Nameless columns at the end are a spreadsheet's cells touched past the data
-        # (`name,email,,`): left out, their cells then read as a row's extra ones (refused
-        # only when one holds something). A nameless column before a named one is refused.
-        named = list(header)
-        while not named[-1].strip():
-            named.pop()
+        named = header[: named_width(header)]
         out: list[Column | None] = []
         filled: dict[str, str] = {}
         variable_columns: set[str] = set()  # `var:` headers, which fill `variables` too
@@ -133,6 +128,17 @@ class RecordColumns:
         close = difflib.get_close_matches(folded, list(by_folded), n=1)
         hint = f'did you mean "{_original(self.named, close[0])}"? ' if close else ""
         raise BadInput(f'unknown column "{name}" for {self.kind} ({hint}columns: {known})')
+
+
+def named_width(header: Sequence[str]) -> int:
+    """How many columns of a header are read. Nameless columns at the end are a
+    spreadsheet's cells touched past the data (`name,email,,`): left out, their cells then
+    read as a row's extra ones (refused only when one holds something). A nameless column
+    before a named one is refused (`RecordColumns.read_header`)."""
+    width = len(header)
+    while width and not header[width - 1].strip():
+        width -= 1
+    return width
 
 
 def _original(named: dict[str, Column], folded: str) -> str:

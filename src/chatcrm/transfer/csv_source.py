@@ -58,20 +58,27 @@ class CsvFile:
                         continue
                     number += 1
                     yield Row(number, cells, start)
-            except UnicodeDecodeError as exc:
-                raise BadInput(f"{self.path}: not UTF-8 near line {reader.line_num + 1}") from exc
+            except UnicodeDecodeError as exc:  # changed since `count_rows` read it whole
+                raise not_utf8(self.path) from exc
             except csv.Error as exc:
                 raise BadInput(f"{self.path}: line {reader.line_num}: {exc}") from exc
 
-    def count_rows(self) -> int | None:
-        """How many data rows there are, for the progress bar (one quick pass of the C
-        reader); None when the file cannot be read to its end."""
+    def count_rows(self) -> int:
+        """How many data rows there are, for the progress bar: one quick pass of the C
+        reader over the whole file, made before any row is sent. So it is also where a
+        file that cannot be read to its end is refused (BadInput): one that stops being
+        UTF-8 past the start `open_csv` reads would otherwise be half imported."""
         try:
             with _open(self.path) as handle:
                 reader = csv.reader(handle, delimiter=self.delimiter)
-                return sum(1 for cells in reader if not _blank(cells)) - 1
-        except (UnicodeDecodeError, csv.Error, OSError):
-            return None
+                try:
+                    return sum(1 for cells in reader if not _blank(cells)) - 1
+                except csv.Error as exc:
+                    raise BadInput(f"{self.path}: line {reader.line_num}: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise not_utf8(self.path) from exc
+        except OSError as exc:
+            raise BadInput(f"{self.path}: {exc.strerror or exc}") from exc
 
 
 def _blank(cells: list[str]) -> bool:
@@ -80,6 +87,24 @@ def _blank(cells: list[str]) -> bool:
 
 def _open(path: Path) -> TextIO:
     return path.open(encoding=ENCODING, newline="")
+
+
+def not_utf8(path: Path) -> BadInput:
+    """The refusal of a file that is not UTF-8, naming the line of its first bad byte. The
+    decoder's error cannot tell it (it knows its place in the chunk it was decoding), so
+    the bytes are read again, line by line: no UTF-8 character holds a `\r` or `\n` byte,
+    so each line decodes alone. Lines end at `\n`, `\r\n` or `\r`, as the rows' lines
+    count them (the header is line 1)."""
+    line = 1
+    with path.open("rb") as raw:
+        for chunk in raw:  # ends at b"\n": a lone b"\r" inside ends a line too
+            try:
+                chunk.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                line += chunk.count(b"\r", 0, exc.start)
+                break
+            line += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+    return BadInput(f"{path}: not UTF-8 at line {line} (save it as UTF-8 CSV)")
 
 
 def open_csv(path: Path) -> CsvFile:
@@ -94,7 +119,7 @@ def open_csv(path: Path) -> CsvFile:
     except IsADirectoryError as exc:
         raise BadInput(f"{path}: is a directory") from exc
     except UnicodeDecodeError as exc:
-        raise BadInput(f"{path}: not UTF-8 (save it as UTF-8 CSV)") from exc
+        raise not_utf8(path) from exc
     except OSError as exc:
         raise BadInput(f"{path}: {exc.strerror or exc}") from exc
     if not sample.strip():

@@ -35,7 +35,8 @@ from chatcrm.transfer.remote import Remote, error_text
 
 CREATED_BY_IMPORT = 2
 # Contacts whose opportunities (or whose id) are kept in memory at once: enough for any
-# file grouped by contact, bounded for files that are not.
+# file grouped by contact, bounded for files that are not. What the run has taken is kept
+# apart, for the whole run (OpportunityIndex.taken).
 CACHE_CONTACTS = 10_000
 WINDOW_ROWS = 256
 THREADS = 8
@@ -47,7 +48,8 @@ V = TypeVar("V")
 @dataclass
 class Listed:
     """A contact's live opportunities by name (newest first, as listed), and the ids that
-    rows of this import have matched or made."""
+    rows of this import have matched or made (the run's own set, shared by every contact:
+    listed again, a contact's opportunities come back with what was taken still taken)."""
 
     named: dict[str, list[dict[str, Any]]]
     taken: set[str]
@@ -77,11 +79,16 @@ def _fetch_all(pool: ThreadPoolExecutor, keys: Iterable[K], fetch: Callable[[K],
 class OpportunityIndex:
     """The live opportunities of a contact, listed once (contactId filter) when the first
     row of that contact comes. Opportunities of no contact are listed whole, once, the
-    first time a row without a contact comes."""
+    first time a row without a contact comes. A contact dropped from memory is listed
+    again when its next row comes; the ids taken are never dropped: forgetting them, a
+    later row would match (and update) an opportunity another row made or matched."""
 
     def __init__(self, remote: Remote) -> None:
         self.remote = remote
         self.by_contact: OrderedDict[str, Listed] = OrderedDict()
+        # At most one id a row, so kept whole. Threads use it side by side: each use is
+        # one `add` or `in`, atomic in CPython.
+        self.taken: set[str] = set()
         self.made = count()  # the ids a dry run gives the opportunities it would make
 
     def load(self, contact_id: str) -> Listed:
@@ -91,7 +98,7 @@ class OpportunityIndex:
             for record in page:
                 if (record.get("contactId") or "") == contact_id:
                     named.setdefault(_key(record["name"]), []).append(record)
-        return Listed(named, set())
+        return Listed(named, self.taken)
 
     def prefetch(self, contact_ids: set[str], pool: ThreadPoolExecutor) -> None:
         missing = [c for c in contact_ids if c not in self.by_contact]

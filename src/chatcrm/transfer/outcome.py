@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from chatcrm.transfer.columns import ERROR_COLUMN, IGNORED_COLUMNS
+from chatcrm.transfer.columns import ERROR_COLUMN, IGNORED_COLUMNS, named_width
 from chatcrm.transfer.csv_source import Row
 from chatcrm.transfer.problems import BadInput
 
@@ -42,8 +42,10 @@ class Tally:
 class Rejects:
     """Each failed row as it was read (its columns and values) plus an `error` column
     (contract G), which begins with where the row starts in the file read (`line 3: …`);
-    the same delimiter as the file read, so it can be fixed and imported again. Also keeps
-    the first failures for stderr, with or without a file."""
+    the same delimiter as the file read, so it can be fixed and imported again: the
+    columns import reads, so neither the nameless columns at the header's end nor an
+    earlier rejects file's error column. Also keeps the first failures for stderr, with
+    or without a file."""
 
     def __init__(
         self, path: Path | None, header: list[str], delimiter: str, *, bom: bool = False
@@ -58,11 +60,14 @@ class Rejects:
             self.handle = path.open("w", encoding=encoding, newline="")
         except OSError as exc:
             raise BadInput(f"{path}: cannot write the rejects file: {exc.strerror}") from exc
-        self.width = len(header)
+        # Past the named columns, cells are a row's extra ones (columns.named_width).
+        self.width = named_width(header)
         # A rejects file read back keeps a single error column (and drops the line column
         # that earlier versions wrote first).
         self.keep = [
-            i for i, name in enumerate(header) if name.strip().casefold() not in IGNORED_COLUMNS
+            i
+            for i, name in enumerate(header[: self.width])
+            if name.strip().casefold() not in IGNORED_COLUMNS
         ]
         self.writer: Any = csv.writer(self.handle, delimiter=delimiter)
         self.writer.writerow([header[i] for i in self.keep] + [ERROR_COLUMN])
@@ -75,9 +80,13 @@ class Rejects:
         cells = row.cells
         padded = cells + [""] * (self.width - len(cells))
         kept = [padded[i] for i in self.keep]
-        # The error under its own heading; cells beyond the header (why such a row
-        # failed) after it, kept as they were.
-        self.writer.writerow([*kept, f"line {row.line}: {error}", *padded[self.width :]])
+        # The error under its own heading; cells beyond the named columns, when one holds
+        # something (why such a row failed), after it, kept as they were. Empty ones, as
+        # under a spreadsheet's trailing nameless columns, are not written.
+        extra = padded[self.width :]
+        if not any(cell.strip() for cell in extra):
+            extra = []
+        self.writer.writerow([*kept, f"line {row.line}: {error}", *extra])
 
     def close(self) -> None:
         if self.handle is not None:

@@ -59,13 +59,14 @@ def run_import(
     columns = COLUMNS[kind]
     source = open_csv(path)
     read = columns.read_header(source.header)
+    # The whole file is read once before anything is sent (a file that cannot be read to
+    # its end is refused here, not half imported), and its rows counted for the progress.
+    total = source.count_rows()
     tally = Tally()
     with connected(target) as (remote, names):
         rejects = Rejects(rejects_path, source.header, source.delimiter, bom=bom or source.bom)
         try:
-            with RowProgress(
-                source.count_rows(), f"import {kind}", interval=progress_interval
-            ) as progress:
+            with RowProgress(total, f"import {kind}", interval=progress_interval) as progress:
                 if kind == "contacts":
                     builder = BodyBuilder(
                         read,
