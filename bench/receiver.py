@@ -1,6 +1,8 @@
-"""A webhook receiver for the benchmark: answers every POST 200 at once and counts them;
-`GET /count` tells how many it has received. Run with one worker so the count is whole."""
+"""A webhook receiver for the benchmark: answers every POST 200 at once and counts them
+(but a POST to `/hang`, never answered); `GET /count` tells how many it has received. Run
+with one worker so the count is whole."""
 
+import asyncio
 from typing import Any
 
 _received = 0
@@ -17,6 +19,9 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         while more:
             message = await receive()
             more = message.get("more_body", False)
+        if scope["path"] == "/hang":  # a receiver that never answers: not counted
+            await asyncio.sleep(3600)
+            return
         _received += 1
         await send(_OK)
         await send(_EMPTY)

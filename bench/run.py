@@ -65,7 +65,12 @@ CASES = [
 WEBHOOK_CASES = [
     ("webhook_keep_up", "Webhooks: 60 s of Update Contact, lag"),
     ("webhook_replay", "Webhooks: replay of 10,000, deliveries/s"),
+    ("webhook_replay_beside_hanging", "Webhooks: the replay again, another receiver hanging"),
 ]
+# The third figure (D.4: first attempts are not held behind another endpoint's slow
+# receiver): the same replay while an endpoint of another workspace never answers, with a
+# backlog of this many first attempts beyond its window.
+HANGING_BACKLOG = 100
 KEEP_UP_SECONDS = 60
 KEEP_UP_CONCURRENCY = 64
 REPLAYED = 10_000
@@ -423,7 +428,7 @@ def bench_backend(
 def webhook_cases(
     wrk: str, backend: str, base: str, url: str, data: seed.Seeded, receiver: str, duration: int
 ) -> list[Result]:
-    """The two webhook figures of contract M (see WEBHOOK_CASES)."""
+    """The webhook figures of contracts M and D.4 (see WEBHOOK_CASES)."""
     out: list[Result] = []
     lua = RESULTS / "update_contact.lua"
     lua.write_text(script("update_contact", data, ""))
@@ -454,6 +459,36 @@ def webhook_cases(
     )
     made.raise_for_status()
     webhook_id = made.json()["data"]["id"]
+    out.append(_replay(backend, "webhook_replay", base, headers, webhook_id, receiver))
+    # Again, beside another workspace's endpoint that never answers (`/hang`), its window
+    # full and a backlog behind it.
+    key = {"Authorization": f"Bearer {data.api_key}"}
+    other = httpx.post(f"{base}/api/workspace", json={"name": "hanging"}, headers=key, timeout=10)
+    other.raise_for_status()
+    elsewhere = {**key, "x-workspace-id": other.json()["data"]["id"]}
+    httpx.post(
+        f"{base}/api/webhook", json={"url": f"{receiver}/hang"}, headers=elsewhere, timeout=10
+    ).raise_for_status()
+    contacts = [
+        {"name": f"Hanging {n}", "email": f"hanging{n}@bench.example"}
+        for n in range(HANGING_BACKLOG)
+    ]
+    httpx.post(
+        f"{base}/api/contact/upsert-batch",
+        json={"contacts": contacts},
+        headers=elsewhere,
+        timeout=60,
+    ).raise_for_status()
+    time.sleep(1)  # its first window is taken and hangs
+    case = "webhook_replay_beside_hanging"
+    out.append(_replay(backend, case, base, headers, webhook_id, receiver))
+    return out
+
+
+def _replay(
+    backend: str, case: str, base: str, headers: dict[str, str], webhook_id: str, receiver: str
+) -> Result:
+    """Replay every event of the endpoint; deliveries per second until the last arrived."""
     before = received(receiver)
     started = time.monotonic()
     replay = httpx.post(
@@ -470,22 +505,19 @@ def webhook_cases(
         time.sleep(0.05)
     elapsed = time.monotonic() - started
     rate = queued / elapsed
-    out.append(
-        Result(
-            backend=backend,
-            case="webhook_replay",
-            concurrency=1,
-            rps=round(rate, 1),
-            p50_ms=0,
-            p90_ms=0,
-            p99_ms=0,
-            max_ms=round(elapsed * 1000, 1),
-            requests=queued,
-            errors=0,
-        )
+    print(f"bench: {backend} {case} of {queued}: {elapsed:.1f} s, {rate:.0f}/s", flush=True)
+    return Result(
+        backend=backend,
+        case=case,
+        concurrency=1,
+        rps=round(rate, 1),
+        p50_ms=0,
+        p90_ms=0,
+        p99_ms=0,
+        max_ms=round(elapsed * 1000, 1),
+        requests=queued,
+        errors=0,
     )
-    print(f"bench: {backend} replay of {queued}: {elapsed:.1f} s, {rate:.0f}/s", flush=True)
-    return out
 
 
 def settled(url: str, timeout: float = 900) -> float:
