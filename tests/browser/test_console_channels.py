@@ -1,8 +1,8 @@
 """The console's Channels page (contract K.2, K.3) in Debian's chromium, on both backends:
 an owner creates a WhatsApp channel and sees its webhook URL and verify token to paste
 into Meta's dashboard (never its access token or app secret), disables and enables it,
-sees the API's refusal of a duplicate, and deletes it; a key without workspace:manage is
-not offered the page."""
+sees the API's refusal of a duplicate beside its phone number ID, and deletes it; a key
+without workspace:manage is not offered the page."""
 
 from __future__ import annotations
 
@@ -87,6 +87,12 @@ def test_an_owner_creates_lists_disables_and_deletes_a_channel(
     form.get_by_label("Verify token (optional)").fill("my-own-verify-token")
     form.get_by_role("button", name="Create channel").click()
     expect(form.get_by_role("alert")).to_be_visible()
+    # Beside the field it names, as docs/console.md says: a 409 with `data` null names none.
+    taken = "The phoneNumberId '109876543210987' already belongs to a channel."
+    phone_number_id = form.get_by_label("Phone number ID")
+    expect(phone_number_id).to_have_attribute("aria-invalid", "true")
+    expect(phone_number_id).to_have_accessible_description(re.compile(re.escape(taken)))
+    expect(phone_number_id).to_be_focused()
     visit.failed.clear()  # the 409 was the point
     assert len(api(server, account, "GET", "/api/channel")["data"]) == 1
 

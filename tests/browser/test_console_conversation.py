@@ -416,22 +416,7 @@ def test_an_inbound_image_shows_with_a_link_to_its_media(
     expect(conversation.get_by_text("No messages yet.")).to_be_visible()
 
     # Meta delivers an image from Fay's number (signed as Meta signs it).
-    delivery = {
-        "object": "whatsapp_business_account",
-        "entry": [{"id": "WABA", "changes": [{"field": "messages", "value": {
-            "messaging_product": "whatsapp",
-            "metadata": {"display_phone_number": "5115550000", "phone_number_id": phone_number_id},
-            "contacts": [{"profile": {"name": "Fay"}, "wa_id": "51987650001"}],
-            "messages": [{
-                "from": "51987650001", "id": "wamid.IN-FAY-1",
-                "timestamp": str(int(datetime.now(UTC).timestamp())), "type": "image",
-                "image": {"id": "MEDIA-FAY-1", "mime_type": "image/png", "caption": "The blue one"},
-            }],
-        }}]}],
-    }  # fmt: skip
-    raw, headers = _signed(delivery)
-    answer = httpx.post(f"{server}/channels/whatsapp/{channel['id']}", content=raw, headers=headers)
-    assert answer.status_code == 200, answer.text
+    _deliver_image(server, channel, "51987650001", "MEDIA-FAY-1", caption="The blue one")
 
     item = _messages(conversation).first
     expect(item).to_contain_text("The blue one", timeout=LIVE_MS)
@@ -440,14 +425,113 @@ def test_an_inbound_image_shows_with_a_link_to_its_media(
     link = item.get_by_role("link", name="Open image")
     expect(link).to_have_attribute("href", re.compile(r"/api/message/[^/]+/media\?workspaceId="))
     page: Page = visit.page
-    with page.expect_response(lambda r: "/media" in r.url) as media:
+    # A picture the server shows inline opens in a new tab, as a picture.
+    with (
+        page.expect_response(lambda r: "/media" in r.url) as media,
+        page.context.expect_page() as opened,
+    ):
         link.click()
     assert media.value.status == 200
     assert media.value.headers["content-type"].startswith("image/png")
+    tab = opened.value
+    assert tab.url.startswith("blob:")
+    assert tab.evaluate("document.contentType") == "image/png"
+    tab.close()
     message_id = item.get_attribute("data-id")
     headers = {"Authorization": f"Bearer {account.api_key}", "x-workspace-id": account.workspace_id}
     fetched = httpx.get(f"{server}/api/message/{message_id}/media", headers=headers)
     assert fetched.content == PNG
+    assert visit.settle() == []
+
+
+def _deliver_image(
+    server: str, channel: dict, number: str, media_id: str, caption: str | None = None
+) -> None:
+    """Meta delivers an image (its id `media_id` at the Graph API) from `number` to the
+    channel, signed as Meta signs it."""
+    image = {"id": media_id, "mime_type": "image/png"}
+    if caption is not None:
+        image["caption"] = caption
+    delivery = {
+        "object": "whatsapp_business_account",
+        "entry": [{"id": "WABA", "changes": [{"field": "messages", "value": {
+            "messaging_product": "whatsapp",
+            "metadata": {"display_phone_number": "5115550000",
+                         "phone_number_id": channel["phoneNumberId"]},
+            "contacts": [{"profile": {"name": "Customer"}, "wa_id": number}],
+            "messages": [{
+                "from": number, "id": f"wamid.IN-{media_id}",
+                "timestamp": str(int(datetime.now(UTC).timestamp())), "type": "image",
+                "image": image,
+            }],
+        }}]}],
+    }  # fmt: skip
+    raw, headers = _signed(delivery)
+    answer = httpx.post(f"{server}/channels/whatsapp/{channel['id']}", content=raw, headers=headers)
+    assert answer.status_code == 200, answer.text
+
+
+# A customer's web page sent as an "image": opened as a page of the console's origin, it
+# would send the reader's tab elsewhere (or run, were the policy to allow it).
+PAGE = b"""<!doctype html><html><head>
+<meta http-equiv="refresh" content="0;url=http://phish.example/sign-in">
+</head><body><h1>Sign in again</h1></body></html>"""
+
+
+def _download_not_page(visit: Visit, link: Locator, name: str) -> None:
+    """`link` downloads bytes named `name`, opening no tab and leaving the console where
+    it is."""
+    page: Page = visit.page
+    console = page.url
+    tabs: list[Page] = []
+    page.context.on("page", lambda tab: tabs.append(tab))
+    with page.expect_download() as downloaded:
+        link.click()
+    download = downloaded.value
+    assert download.suggested_filename == name
+    assert download.path().read_bytes() == PAGE
+    page.wait_for_timeout(500)  # a tab, or the refresh, would have come by now
+    assert tabs == []
+    assert page.url == console
+
+
+def test_an_image_whose_bytes_are_a_page_is_downloaded_not_opened(
+    visit: Visit, server: str, database_url: str, graph: Graph
+) -> None:
+    """The channel gives text/html for an "image": the server answers it as an attachment
+    (sandboxed), and the console downloads it, named after its kind and message (it has
+    no file name), where it opened it as a blob page of its own origin."""
+    account = new_account(database_url)
+    channel = _channel(server, account, graph, "100200300400503")
+    gil = _contact(server, account, "Gil", internalWhatsappNumber="51987650003")
+    graph.media["MEDIA-GIL-1"] = ("text/html", PAGE)
+    conversation = _open_panel(visit, account, gil, "Gil")
+    _deliver_image(server, channel, "51987650003", "MEDIA-GIL-1")
+    item = _messages(conversation).first
+    link = item.get_by_role("link", name="Open image")
+    expect(link).to_be_visible(timeout=LIVE_MS)
+    _download_not_page(visit, link, f"image-{item.get_attribute('data-id')}")
+    assert visit.settle() == []
+
+
+def test_only_a_picture_sound_or_video_type_is_opened_whatever_the_answer_says(
+    visit: Visit, server: str, database_url: str, graph: Graph
+) -> None:
+    """The console checks the type itself: an answer that said `inline` for HTML bytes
+    (which the server never says) is downloaded too, so a blob of the console's origin is
+    never a page."""
+    account = new_account(database_url)
+    channel = _channel(server, account, graph, "100200300400504")
+    hal = _contact(server, account, "Hal", internalWhatsappNumber="51987650004")
+    graph.media["MEDIA-HAL-1"] = ("image/png", PNG)
+    conversation = _open_panel(visit, account, hal, "Hal")
+    _deliver_image(server, channel, "51987650004", "MEDIA-HAL-1")
+    item = _messages(conversation).first
+    link = item.get_by_role("link", name="Open image")
+    expect(link).to_be_visible(timeout=LIVE_MS)
+    headers = {"Content-Type": "text/html", "Content-Disposition": "inline"}
+    visit.page.route("**/media", lambda route: route.fulfill(body=PAGE, headers=headers))
+    _download_not_page(visit, link, f"image-{item.get_attribute('data-id')}")
     assert visit.settle() == []
 
 

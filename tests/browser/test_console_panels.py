@@ -274,6 +274,28 @@ def test_amounts_keep_every_digit(visit: Visit, server: str, database_url: str) 
     assert visit.settle() == []
 
 
+def test_a_contacts_opportunities_show_amounts_as_the_board_does(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """One format for every amount shown: the contact's panel listed 1200.5 as "1,200.5"
+    where the board's card wrote "1,200.50"."""
+    account = new_account(database_url)
+    ana = _api(
+        server, account, "POST", "/api/contact", json={"name": "Ana", "email": "ana@example.com"}
+    )["contact"]
+    deal = {"name": "Half deal", "amount": 1200.5, "contactId": ana["id"]}
+    _api(server, account, "POST", "/api/opportunity", json=deal)
+    panel = _open(visit, account, f"contacts/{ana['id']}", "Ana")
+    listed = panel.get_by_role("region", name="Opportunities").locator(".amount")
+    expect(listed).to_have_text("1,200.50")
+    page = visit.page
+    page.keyboard.press("Escape")
+    page.get_by_role("link", name="Opportunities").click()
+    card = page.get_by_role("article", name=re.compile(r"^Half deal"))
+    expect(card.locator(".amount")).to_have_text("1,200.50")
+    assert visit.settle() == []
+
+
 def test_what_is_typed_while_a_save_is_on_its_way_is_kept(
     visit: Visit, server: str, database_url: str
 ) -> None:

@@ -492,3 +492,53 @@ def test_a_malformed_link_throws_nothing(visit: Visit, server: str, database_url
     expect(visit.page.get_by_role("heading", name="Set password")).to_be_visible()
     visit.failed.clear()  # the unknown contact's 404, awaited above
     assert visit.settle() == []
+
+
+PHONE = {"width": 375, "height": 740}
+
+
+def _fits_the_phone(visit: Visit) -> None:
+    """Nothing wider than the screen, and every button of the page within it."""
+    page = visit.page
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    buttons = page.locator("main").get_by_role("button")
+    assert buttons.count() > 0
+    for button in buttons.all():
+        button.scroll_into_view_if_needed()
+        expect(button).to_be_in_viewport(ratio=1)
+
+
+def test_users_and_keys_fit_a_phone(visit: Visit, server: str, database_url: str) -> None:
+    """docs/console.md: usable at phone width. The tables were 633 and 786 px wide at
+    375 px, their buttons off the screen; each row is now a card, its cells named."""
+    account = new_account(database_url)
+    _workspace_named(server, account, "Second workspace")
+    _invite(server, account, "agent")
+    visit.page.set_viewport_size(PHONE)
+    _set_password(visit, _invite(server, account, "owner"))
+    page = visit.page
+
+    page.get_by_role("link", name="Users").click()
+    expect(page.get_by_role("heading", name="Users")).to_be_visible()
+    # Still a table of rows to a screen reader, each value after its column's name.
+    agent = page.get_by_role("row").filter(has_text="Agent Person")
+    expect(agent).to_have_count(1)
+    expect(agent.get_by_role("cell").first).to_have_text("Agent Person")
+    expect(agent.get_by_role("group", name="Workspaces of Agent Person")).to_be_visible()
+    _fits_the_phone(visit)
+    # A link shown once, one long string, wraps too.
+    page.get_by_label("Email", exact=True).fill(unique_email())
+    page.get_by_label("Name", exact=True).fill("Newcomer")
+    page.get_by_role("button", name="Invite").click()
+    expect(page.get_by_role("status")).to_contain_text("/console/#invite/")
+    _fits_the_phone(visit)
+
+    page.get_by_role("link", name="Keys").click()
+    expect(page.get_by_role("heading", name="Keys")).to_be_visible()
+    page.get_by_label("Name", exact=True).fill("reader")
+    page.get_by_label("contacts:read").check()
+    page.get_by_role("button", name="Create key").click()
+    expect(page.get_by_role("status")).to_contain_text("ccrm_")
+    expect(page.get_by_role("row").filter(has_text="reader")).to_have_count(1)
+    _fits_the_phone(visit)
+    assert visit.settle() == []

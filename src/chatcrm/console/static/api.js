@@ -101,8 +101,9 @@ export function apiUrl(path) {
   return new URL(root + path, window.location.origin).href;
 }
 
-// Bytes the API answers as they are (a message's media, K.1), as a Blob; the envelope's
-// message when it refuses.
+// Bytes the API answers as they are (a message's media, K.1): `{blob, headers}`, the
+// headers saying how the server would show them (Content-Type, Content-Disposition); the
+// envelope's message when it refuses.
 export async function bytes(session, path) {
   const response = await fetch(apiUrl(path), {
     headers: credentialsOf(session, "GET", {}),
@@ -111,5 +112,5 @@ export async function bytes(session, path) {
   if (!response.ok) {
     throw new ApiError(await envelopeOf(response), response.status);
   }
-  return response.blob();
+  return { blob: await response.blob(), headers: response.headers };
 }

@@ -7,7 +7,8 @@ import { formatPhone } from "./words.js";
 
 // Amounts as numbers, without a currency (the API names none), in the one format the
 // amount fields read ("1,200.50": forms.js): in a reader's locale that writes 1.200,50 a
-// total shown one way and typed the other would be read as another amount.
+// total shown one way and typed the other would be read as another amount. Every amount
+// the console shows goes through `money` (cards, totals, the pipeline, a contact's panel).
 // Formatted from their digits (api.js keeps them as text): Intl formats a string of digits
 // exactly, where a float would change the last decimal of large amounts.
 const MONEY = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 4 });

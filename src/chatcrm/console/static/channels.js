@@ -128,6 +128,15 @@ function channelCard(ctx, channel, reload) {
   );
 }
 
+// A phone number ID that another channel holds is refused with 409 DUPLICATE_CHANNEL and
+// no field errors (docs/api.md 11.10): its message goes beside "Phone number ID", the field
+// to correct, as a 422's messages go beside theirs.
+function fieldOf(error) {
+  if (error.code !== "DUPLICATE_CHANNEL" || (error.errors || []).length) return error;
+  error.errors = [{ field: "phoneNumberId", message: error.message }];
+  return error;
+}
+
 function newChannelForm(ctx, created) {
   const name = h("input", { required: true, autocomplete: "off" });
   const phoneNumberId = h("input", { required: true, autocomplete: "off", inputmode: "numeric" });
@@ -171,7 +180,7 @@ function newChannelForm(ctx, created) {
       await created();
       feedback.status(`Channel “${made.channel.name}” created: its webhook URL and verify token are above.`);
     } catch (error) {
-      feedback.error(error, controls);
+      feedback.error(fieldOf(error), controls);
     } finally {
       busy = false;
     }

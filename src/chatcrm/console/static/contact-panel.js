@@ -4,10 +4,10 @@
 // contacts (a viewer, a read-only key) sees the same values, read-only: no Save, no "Add
 // activity", a Stage select it cannot use.
 import { every } from "./api.js";
-import { fullName } from "./cards.js";
+import { fullName, money } from "./cards.js";
 import { conversation, markRead } from "./conversation.js";
 import { h } from "./dom.js";
-import { formatAmount, input, labelled, noneOr, select, time } from "./forms.js";
+import { input, labelled, noneOr, select, time } from "./forms.js";
 import {
   Editor,
   actions,
@@ -194,7 +194,7 @@ export async function contactPanel(ctx, id, frame) {
           {},
           h("button", { type: "button", class: "link", "data-id": o.id, onclick: open }, o.name),
           h("span", { class: "code" }, o.opportCode),
-          h("span", { class: "amount" }, formatAmount(o.amount)),
+          h("span", { class: "amount" }, money(o.amount)),
         );
       }),
     );

@@ -37,6 +37,21 @@ const KINDS = {
   unsupported: "Unsupported message",
 };
 
+// What a media may open as in a tab, where it is a blob of the console's own origin: the
+// pictures, sound and video that the server itself shows inline (messages/router.py). Any
+// other bytes — a customer's HTML page or SVG, even sent as an "image" — are downloaded:
+// opened here they would run, or send the reader's tab elsewhere, with neither the server's
+// `attachment` nor its sandbox policy, which a blob does not keep.
+const SHOWN = /^(?:image\/(?:jpeg|png|gif|webp)|(?:audio|video)\/[a-z0-9][a-z0-9!#$&^_.+-]*)$/;
+
+// The type a media opens in a tab as: its own, when the server answered it `inline` and it
+// is one of SHOWN; else null, and it is downloaded.
+function shownAs(headers) {
+  const essence = (name) => (headers.get(name) || "").split(";")[0].trim().toLowerCase();
+  const type = essence("Content-Type");
+  return essence("Content-Disposition") === "inline" && SHOWN.test(type) ? type : null;
+}
+
 const at = (iso) => Date.parse(iso) || 0;
 
 // A timestamp as [its whole seconds in ms, its fraction's digits padded to nine], to compare
@@ -289,7 +304,8 @@ class Conversation {
   }
 
   // The media's bytes come through the API (GET /api/message/{id}/media) with the caller's
-  // credentials, then open in a new tab (a document is downloaded under its file name).
+  // credentials, then a picture, sound or video opens in a new tab (shownAs); anything else
+  // is downloaded, under its file name or "<kind>-<message id>".
   mediaLink(message) {
     const path = `/api/message/${encodeURIComponent(message.id)}/media`;
     const kind = (KINDS[message.type] || "media").toLowerCase();
@@ -297,8 +313,14 @@ class Conversation {
     const open = async (event) => {
       event.preventDefault();
       try {
-        const url = URL.createObjectURL(await bytes(this.ctx.session, path));
-        const link = h("a", { href: url, target: "_blank", rel: "noopener", download: fileName || null });
+        const { blob, headers } = await bytes(this.ctx.session, path);
+        const shown = shownAs(headers);
+        // A blob of the checked type, or of none (octet-stream) for a download: whatever the
+        // bytes are, this origin never holds them as a page.
+        const url = URL.createObjectURL(new Blob([blob], { type: shown || "application/octet-stream" }));
+        const link = shown
+          ? h("a", { href: url, target: "_blank", rel: "noopener" })
+          : h("a", { href: url, download: fileName || `${kind}-${message.id}` });
         document.body.append(link);
         link.click();
         link.remove();

@@ -68,18 +68,6 @@ export function amountInput() {
   return { control, hint };
 }
 
-// The format the amount fields read (amountOf), whatever the reader's locale (cards.js).
-const AMOUNT = new Intl.NumberFormat("en-US", { maximumFractionDigits: 4 });
-
-// From the amount's digits (api.js keeps them as text), so that nothing is rounded.
-export function formatAmount(value) {
-  if (value === null || value === undefined || value === "") return "";
-  const text = String(value);
-  if (/^-?\d+(\.\d+)?$/.test(text)) return AMOUNT.format(text);
-  const number = Number(value);
-  return Number.isFinite(number) ? AMOUNT.format(number) : text;
-}
-
 // A timestamp for people, the exact value kept in `datetime` (`options`: how
 // toLocaleString writes it; a message's time is short).
 export function time(iso, options = undefined) {

@@ -3,7 +3,7 @@
 // A caller who may not change opportunities sees the values read-only: no Save, Won, Lost,
 // Reopen or "Add activity".
 import { h } from "./dom.js";
-import { amountInput, amountOf, formatAmount, input, labelled, noneOr, select, time } from "./forms.js";
+import { amountInput, amountOf, input, labelled, noneOr, select, time } from "./forms.js";
 import {
   Editor,
   actions,

@@ -57,6 +57,21 @@ function form(label, children, submit, action, controls = {}) {
   return element;
 }
 
+// The Users and Keys tables: a header per column, and each cell carries its column's name
+// (data-label), which it shows before its value at phone width, where each row is a card
+// (console.css). The last column, of buttons, has no name.
+const USER_COLUMNS = ["Name", "Email", "Role", "Workspaces", "Status", ""];
+const KEY_COLUMNS = ["Name", "Scopes", "Workspaces", "Expires", "Created", "Last used", ""];
+
+function peopleTable(label, columns, tbody) {
+  return h("table", { class: "people", "aria-label": label },
+    h("thead", {}, h("tr", {}, columns.map((name) => h("th", {}, name)))), tbody);
+}
+
+function cells(columns, values) {
+  return values.map((value, i) => h("td", { "data-label": columns[i] || null }, value));
+}
+
 // Where the keyboard goes when what it was on is gone (a table filled again, a button
 // replaced): `target`, made focusable without entering the Tab order.
 function focusOn(target) {
@@ -107,9 +122,7 @@ export async function users(ctx) {
     const unlisted = await fill().then(() => null, (error) => note(error.message, "alert"));
     return [note(`Invitation link (send it to ${made.user.email}): ${made.inviteUrl}`), unlisted];
   }, { email, name, role, workspaceIds: places.fieldset });
-  const table = h("table", { class: "people", "aria-label": "Users of the account" },
-    h("thead", {}, h("tr", {}, ["Name", "Email", "Role", "Workspaces", "Status", ""].map((t) => h("th", {}, t)))),
-    tbody);
+  const table = peopleTable("Users of the account", USER_COLUMNS, tbody);
   return h("section", { "aria-label": "Users" }, table, h("h3", {}, "Invite"), invite);
 }
 
@@ -126,7 +139,7 @@ function userRow(ctx, user, owner, spaces, saved = false) {
       h("option", { value: r }, r)));
   role.value = user.role;
   const problems = h("div", { class: "problems" });
-  const actions = h("td", {});
+  const actions = [];
   let element = null;
   // The answer's record redraws the row; a refusal is shown after `undo` puts it back.
   const change = async (body, undo = () => {}) => {
@@ -190,10 +203,10 @@ function userRow(ctx, user, owner, spaces, saved = false) {
   if (!locked) {
     const active = user.status !== "disabled";
     // Its id is the row's, whatever it says: the redrawn row's button gets the focus back.
-    actions.append(h("button", { type: "button", id: `status-${user.id}`,
+    actions.push(h("button", { type: "button", id: `status-${user.id}`,
       "aria-label": `${active ? "Disable" : "Enable"} ${user.name}`,
       onclick: () => change({ status: active ? "disabled" : "active" }) }, active ? "Disable" : "Enable"));
-    actions.append(h("button", {
+    actions.push(h("button", {
       type: "button",
       "aria-label": `Reset link for ${user.name}`,
       onclick: async () => {
@@ -208,10 +221,10 @@ function userRow(ctx, user, owner, spaces, saved = false) {
     }, "Reset link"));
   }
   if (saved) problems.append(note("Saved."));
-  actions.append(problems);
+  actions.push(problems);
   // An owner, to an admin, shows its role as text: no control it may not use (K.3).
-  element = h("tr", {}, h("td", {}, user.name), h("td", {}, user.email), h("td", {}, locked ? user.role : role),
-    h("td", {}, places), h("td", {}, user.status), actions);
+  element = h("tr", {}, cells(USER_COLUMNS,
+    [user.name, user.email, locked ? user.role : role, places, user.status, actions]));
   return element;
 }
 
@@ -258,10 +271,7 @@ export async function keys(ctx) {
       const unlisted = await fill().then(() => null, (error) => note(error.message, "alert"));
       return [note(`New key (shown this once): ${made.apiKey}`), unlisted];
     }, { name, scopes, workspaceIds: places.fieldset, expiresAt: expires });
-  const table = h("table", { class: "people", "aria-label": "API keys of the account" },
-    h("thead", {}, h("tr", {}, ["Name", "Scopes", "Workspaces", "Expires", "Created", "Last used", ""].map((t) =>
-      h("th", {}, t)))),
-    tbody);
+  const table = peopleTable("API keys of the account", KEY_COLUMNS, tbody);
   return h("section", { "aria-label": "Keys" }, table, h("h3", {}, "New key"), create);
 }
 
@@ -284,11 +294,10 @@ function keyRow(ctx, key, names, fill) {
     },
   }, "Revoke");
   const places = key.workspaceIds ? key.workspaceIds.map((id) => names.get(id) || id).join(", ") : "every one";
-  return h("tr", { "data-key": key.id },
-    h("td", {}, key.name || "(no name)"), h("td", {}, key.scopes.join(", ")), h("td", {}, places),
-    h("td", {}, key.expiresAt ? time(key.expiresAt) : "never"),
-    h("td", {}, time(key.createdAt)), h("td", {}, key.lastUsedAt ? time(key.lastUsedAt) : "never"),
-    h("td", {}, key.revokedAt ? "revoked" : [revoke, problems]));
+  return h("tr", { "data-key": key.id }, cells(KEY_COLUMNS, [
+    key.name || "(no name)", key.scopes.join(", "), places, key.expiresAt ? time(key.expiresAt) : "never",
+    time(key.createdAt), key.lastUsedAt ? time(key.lastUsedAt) : "never", key.revokedAt ? "revoked" : [revoke, problems],
+  ]));
 }
 
 // --- profile -----------------------------------------------------------------------------
