@@ -225,6 +225,46 @@ def test_an_expired_and_a_revoked_key_are_refused(owner_api: Api) -> None:
     error(owner_api.get("/api/contact", auth=live["apiKey"]), 401, "UNAUTHORIZED")
 
 
+def test_a_key_limited_to_some_workspaces_manages_only_keys_inside_them(owner_api: Api) -> None:
+    """J.5: a workspace outside a key's `workspaceIds` is 403. Through the key list and
+    revoke, a key limited to one workspace saw every key of the account and revoked the
+    owner's unlimited one (and, with it, every key made with that one)."""
+    second = ok_data(owner_api.post("/api/workspace", json={"name": "Two"}, workspace=None))["id"]
+
+    def make(name: str, workspaces: list[str] | None, auth: str = "") -> dict[str, Any]:
+        body: dict[str, Any] = {"name": name, "scopes": ["*"]}
+        if workspaces is not None:
+            body["workspaceIds"] = workspaces
+        made: dict[str, Any] = ok_data(
+            owner_api.post("/api/key", json=body, workspace=None, auth=auth)
+        )
+        return made
+
+    limited = make("limited", [owner_api.ws])
+    inside = make("inside", [owner_api.ws])
+    elsewhere = make("elsewhere", [second])
+    unlimited = make("unlimited", None)
+    key = limited["apiKey"]
+    listed = [k["id"] for k in ok_data(owner_api.get("/api/key", auth=key, workspace=None))["data"]]
+    assert limited["id"] in listed and inside["id"] in listed
+    assert elsewhere["id"] not in listed and unlimited["id"] not in listed
+    assert owner_api.key not in str(listed)
+    for other in (elsewhere, unlimited):
+        refused = owner_api.delete(f"/api/key/{other['id']}", auth=key, workspace=None)
+        error(refused, 403, "FORBIDDEN")
+        assert owner_api.get("/api/me", auth=other["apiKey"], workspace=None).status_code == 200
+    own_key = ok_data(owner_api.get("/api/me", workspace=None))["key"]["id"]
+    error(owner_api.delete(f"/api/key/{own_key}", auth=key, workspace=None), 403, "FORBIDDEN")
+    assert owner_api.get("/api/contact").status_code == 200
+    made_by_it = make("child", None, auth=key)  # its creator's workspaces, inside its reach
+    assert made_by_it["key"]["workspaceIds"] == [owner_api.ws]
+    ok_data(owner_api.delete(f"/api/key/{inside['id']}", auth=key, workspace=None))
+    ok_data(owner_api.delete(f"/api/key/{made_by_it['id']}", auth=key, workspace=None))
+    # An unlimited caller reaches every key.
+    all_keys = [k["id"] for k in ok_data(owner_api.get("/api/key", workspace=None))["data"]]
+    assert {elsewhere["id"], unlimited["id"], limited["id"]} <= set(all_keys)
+
+
 def test_keys_made_with_a_key_end_with_it(owner_api: Api) -> None:
     """J.5: never more than the creator holds now. A revoked or expired key holds nothing,
     so the keys made with it are refused too: revoking a leaked key ends its copies."""

@@ -10,7 +10,7 @@ from chatcrm.api.parameters import PAGE
 from chatcrm.api.routing import Routes
 from chatcrm.core import messages as m
 from chatcrm.core.pagination import filters_digest
-from chatcrm.people import audit, keys
+from chatcrm.people import audit, keys, reach
 from chatcrm.people.fields import (
     KEY,
 )
@@ -58,7 +58,9 @@ async def create_key(call: Call) -> Response:
 )
 async def list_keys(call: Call) -> Response:
     await call.of_the_account()
-    return ok(m.KEYS_OBTAINED, {"data": await keys.records(call.conn, call.account_id)})
+    found = await keys.records(call.conn, call.account_id)
+    shown = [k for k in found if reach.reaches_key(call.principal, k["workspaceIds"])]
+    return ok(m.KEYS_OBTAINED, {"data": shown})
 
 
 @routes.operation(
@@ -72,7 +74,7 @@ async def list_keys(call: Call) -> Response:
 )
 async def revoke_key(call: Call, keyId: str) -> Response:
     await call.of_the_account()
-    if await keys.revoke(call.conn, call.account_id, keyId):
+    if await keys.revoke(call.conn, call.account_id, keyId, caller=call.principal):
         call.request.app.state.auth_cache.drop_keys()  # this process, at once: and its keys
         await audit.note(call, "key.revoked", keyId)  # once: a second revoke changes nothing
     return ok(m.KEY_REVOKED, {"id": keyId, "key": await keys.record(call.conn, keyId)})

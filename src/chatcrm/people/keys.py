@@ -20,6 +20,7 @@ from chatcrm.db.database import Connection, Row
 from chatcrm.db.schema import api_keys
 from chatcrm.people.errors import KeyNotFound, PermissionDenied
 from chatcrm.people.fields import KEY
+from chatcrm.people.reach import check_key_reach
 from chatcrm.people.users import account_workspaces
 from chatcrm.records import bodies
 
@@ -123,9 +124,11 @@ async def create(conn: Connection, creator: Principal, body: dict[str, Any]) -> 
     return key_id, raw
 
 
-async def revoke(conn: Connection, account_id: str, key_id: str) -> bool:
-    """True when it was live (revoking a revoked key again changes nothing)."""
+async def revoke(conn: Connection, account_id: str, key_id: str, *, caller: Principal) -> bool:
+    """True when it was live (revoking a revoked key again changes nothing). A key the
+    caller does not reach is 403 (people/reach.py)."""
     if not is_id(key_id) or await conn.fetchval(_ACCOUNT_OF, {"_id": key_id}) != account_id:
         raise KeyNotFound(key_id)
+    check_key_reach(caller, (await record(conn, key_id))["workspaceIds"])
     await conn.begin()
     return await revoke_key(conn, key_id)

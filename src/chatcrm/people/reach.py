@@ -1,5 +1,5 @@
-"""Who may make or manage which user (contract J.1, J.2, J.5): roles, scopes and the
-workspaces a caller reaches."""
+"""Who may make or manage which user or key (contract J.1, J.2, J.5): roles, scopes and
+the workspaces a caller reaches."""
 
 from __future__ import annotations
 
@@ -66,3 +66,22 @@ def check_may_manage(caller: Principal, row: Row) -> None:
     account)."""
     check_role_change(caller, touching=row["role"], making=None)
     check_reach(caller, row["role"], workspace_list(row))
+
+
+def reaches_key(caller: Principal, workspace_ids: list[str] | None) -> bool:
+    """Whether `caller` may see and revoke a key of `workspace_ids` (None: every one). A
+    caller limited to some workspaces reaches only keys wholly inside them: through the
+    account's other keys (its owner's unlimited one) it would act on every workspace,
+    revoking them all (a revoked key ends the keys made with it)."""
+    allowed = caller.workspace_ids
+    if allowed is None:
+        return True
+    return workspace_ids is not None and all(w in allowed for w in workspace_ids)
+
+
+def check_key_reach(caller: Principal, workspace_ids: list[str] | None) -> None:
+    if not reaches_key(caller, workspace_ids):
+        raise Forbidden(
+            "This API key is limited to some workspaces: it cannot manage a key that "
+            "reaches others."
+        )
