@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -526,6 +527,10 @@ def test_bad_database_urls_fail_with_one_line(url: str) -> None:
         ("postgresql://u:secretpw@127.0.0.1:abc/db", "not a database URL: 'postgresql://u:***@"),
         ("postgresql//u:secretpw@h/db", "not a database URL: "),
         ("postgresql://u:secret@pw@127.0.0.1:5432/db", "write an '@' of the password as %40"),
+        # Without a name the driver took the user's (the server's `postgres`), and a
+        # listing command installed chatcrm's tables there.
+        ("postgresql://u:secretpw@127.0.0.1:5432/", "the URL names no database"),
+        ("postgresql://", "the URL names no database"),
     ],
 )
 def test_a_bad_database_url_is_named_without_its_password(url: str, says: str) -> None:
@@ -550,6 +555,23 @@ def test_query_parameters_of_a_postgresql_url_are_ignored(postgres_url: str) -> 
 
 def test_bad_database_url_from_the_environment_fails_with_one_line() -> None:
     failed_with_one_line(run_cli("init", "--json", env={"CHATCRM_DATABASE_URL": "mysql://x"}))
+
+
+def test_a_sqlite_file_locked_by_another_process_is_one_line(tmp_path: Path) -> None:
+    """docs/operations.md 1.4: the line says what is wrong and what to do (it was
+    `OperationalError: database is locked`)."""
+    path = tmp_path / "held.db"
+    url = f"sqlite:///{path}"
+    succeeded(run_cli("migrate", "--database-url", url))
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        env = {"CHATCRM_SQLITE_BUSY_TIMEOUT_MS": "200"}
+        for command in (("init", "--json"), ("accounts", "list")):
+            line = failed_with_one_line(run_cli(*command, "--database-url", url, env=env))
+            assert f"the SQLite database {path} is locked by another process" in line, line
+    finally:
+        holder.close()
 
 
 def test_sqlite_file_in_a_missing_directory_fails_with_one_line(tmp_path: Path) -> None:

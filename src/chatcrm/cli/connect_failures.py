@@ -92,6 +92,15 @@ def _sqlite_sentence(exc: BaseException, path: Path, setting: str) -> str | None
     reason = _first_line(exc)
     if "not a database" in reason:  # also "file is encrypted or is not a database"
         return f"{path} is not a SQLite database ({reason}); check the path in {setting}"
+    if isinstance(exc, sqlite3.OperationalError) and reason in (
+        "database is locked",
+        "database is busy",
+    ):
+        return (
+            f"the SQLite database {path} is locked by another process (another chatcrm, a "
+            f"sqlite3 shell, a backup) longer than CHATCRM_SQLITE_BUSY_TIMEOUT_MS: try again "
+            f"when it has finished"
+        )
     if isinstance(exc, sqlite3.OperationalError) and "unable to open" in reason:
         return (
             f"cannot open the SQLite database {path} ({reason}); its folder must let "

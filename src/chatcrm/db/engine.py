@@ -96,6 +96,13 @@ def async_url(url: str) -> URL:
                 "the URL has an '@' after its user and password: write an '@' of the "
                 "password as %40"
             )
+        if not parsed.database:
+            # The driver would take the database named after the user (often the server's
+            # `postgres`), and chatcrm would install its tables there.
+            raise DatabaseUrlError(
+                "the URL names no database: add it after the host, e.g. "
+                "postgresql://chatcrm@127.0.0.1:5432/chatcrm"
+            )
         # The pool serving requests takes the URL's parts and its `host` query parameter
         # only (docs/operations.md 3.2); the migrations' engine takes the same, where the
         # driver would refuse any other parameter (`sslmode`: set PGSSLMODE instead).
