@@ -8,6 +8,7 @@ key is scoped to the account, the method and the path.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -15,6 +16,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import orjson
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
@@ -109,6 +111,27 @@ def test_same_key_and_body_replays_the_first_answer_exactly(api: Api) -> None:
     assert_replay(first, third)
     assert third.headers["etag"] == '"1"'
     assert len(contacts_named(api, "Once")) == 1
+
+
+def test_an_answer_stored_before_an_upgrade_is_replayed_after_it(
+    api: Api, database_url: str
+) -> None:
+    """A client retrying across a deploy: versions before people (J) fingerprinted a
+    request without the caller's line, so the retry of an answer they stored (kept 24
+    hours) was refused 409 as another request by this version. It is that answer."""
+    key = new_key()
+    body = {"name": "Across a deploy", "email": unique_email()}
+    first = post_contact(api, body, key)
+    ok_data(first, CREATED)
+    earlier = hashlib.sha256(
+        f"{api.ws}\n".encode() + orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+    ).hexdigest()
+    t = idempotency_keys.c
+    sql(database_url, update(idempotency_keys).where(t.key == key).values(request_hash=earlier))
+    assert_replay(first, post_contact(api, body, key))
+    other = post_contact(api, {**body, "name": "Another"}, key)
+    error(other, 409, "IDEMPOTENCY_KEY_REUSED")
+    assert len(contacts_named(api, "Across a deploy")) == 1
 
 
 def test_without_a_key_two_identical_posts_create_two_records(api: Api) -> None:

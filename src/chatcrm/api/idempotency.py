@@ -86,11 +86,22 @@ def request_hash(body: bytes, parsed: Any, workspace: str | None, caller: str = 
     workspace it is for (`workspace_named`: the same body sent to another workspace is
     another request, not a retry), and, for a person, who (`caller`: a user's answer is
     replayed to that user only, whose role and assigned-only view made it)."""
+    return _digest(f"{caller}\n{workspace or ''}\n", body, parsed)
+
+
+def earlier_request_hash(body: bytes, parsed: Any, workspace: str | None) -> str:
+    """The same request's fingerprint as versions before people (J) wrote it: no caller
+    line. An answer stored by such a version before an upgrade (kept 24 hours) is still
+    the answer to a key's retry after it, not a 409."""
+    return _digest(f"{workspace or ''}\n", body, parsed)
+
+
+def _digest(prefix: str, body: bytes, parsed: Any) -> str:
     if parsed is _NOT_JSON:
         canonical = b"raw:" + body
     else:
         canonical = orjson.dumps(_canonical(parsed), option=orjson.OPT_SORT_KEYS)
-    return hashlib.sha256(f"{caller}\n{workspace or ''}\n".encode() + canonical).hexdigest()
+    return hashlib.sha256(prefix.encode() + canonical).hexdigest()
 
 
 def _storable(status: int, headers: list[tuple[bytes, bytes]]) -> bool:
@@ -249,7 +260,10 @@ class IdempotencyMiddleware:
         await conn.begin()
         if not await _claim(conn, values):
             stored = await _stored(conn, values)
-            await _replay(stored, values["request_hash"], scope, receive, send)
+            same = {values["request_hash"]}
+            if principal.kind != USER:
+                same.add(earlier_request_hash(body, parsed, workspace))
+            await _replay(stored, same, scope, receive, send)
             return
         status = 500
         try:
@@ -312,11 +326,12 @@ def _replaying(body: bytes) -> Receive:
 
 
 async def _replay(
-    stored: Row | None, wanted_hash: str, scope: Scope, receive: Receive, send: Send
+    stored: Row | None, same: set[str], scope: Scope, receive: Receive, send: Send
 ) -> None:
+    """Answer from what was stored when its fingerprint is one of `same`, else 409."""
     if stored is None or stored["status_code"] == 0:  # pragma: no cover - claim is atomic
         raise KeyReused("A request with this Idempotency-Key is still in progress; retry.")
-    if stored["request_hash"] != wanted_hash:
+    if stored["request_hash"] not in same:
         await render(
             KeyReused(
                 "This Idempotency-Key was already used for a different request (another body "
