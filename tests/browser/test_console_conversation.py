@@ -495,21 +495,30 @@ def _download_not_page(visit: Visit, link: Locator, name: str) -> None:
     assert page.url == console
 
 
+def _received_image(
+    visit: Visit, server: str, database_url: str, graph: Graph, n: str, media: tuple[str, bytes]
+) -> tuple[Locator, Locator]:
+    """A new account's contact whose channel delivers an image (the Graph API giving
+    `media`), its conversation open: the message and its "Open image" link."""
+    account = new_account(database_url)
+    channel = _channel(server, account, graph, f"10020030040050{n}")
+    contact = _contact(server, account, "Gil", internalWhatsappNumber=f"5198765000{n}")
+    graph.media[f"MEDIA-{n}"] = media
+    conversation = _open_panel(visit, account, contact, "Gil")
+    _deliver_image(server, channel, f"5198765000{n}", f"MEDIA-{n}")
+    item = _messages(conversation).first
+    link = item.get_by_role("link", name="Open image")
+    expect(link).to_be_visible(timeout=LIVE_MS)
+    return item, link
+
+
 def test_an_image_whose_bytes_are_a_page_is_downloaded_not_opened(
     visit: Visit, server: str, database_url: str, graph: Graph
 ) -> None:
     """The channel gives text/html for an "image": the server answers it as an attachment
     (sandboxed), and the console downloads it, named after its kind and message (it has
     no file name), where it opened it as a blob page of its own origin."""
-    account = new_account(database_url)
-    channel = _channel(server, account, graph, "100200300400503")
-    gil = _contact(server, account, "Gil", internalWhatsappNumber="51987650003")
-    graph.media["MEDIA-GIL-1"] = ("text/html", PAGE)
-    conversation = _open_panel(visit, account, gil, "Gil")
-    _deliver_image(server, channel, "51987650003", "MEDIA-GIL-1")
-    item = _messages(conversation).first
-    link = item.get_by_role("link", name="Open image")
-    expect(link).to_be_visible(timeout=LIVE_MS)
+    item, link = _received_image(visit, server, database_url, graph, "3", ("text/html", PAGE))
     _download_not_page(visit, link, f"image-{item.get_attribute('data-id')}")
     assert visit.settle() == []
 
@@ -520,15 +529,7 @@ def test_only_a_picture_sound_or_video_type_is_opened_whatever_the_answer_says(
     """The console checks the type itself: an answer that said `inline` for HTML bytes
     (which the server never says) is downloaded too, so a blob of the console's origin is
     never a page."""
-    account = new_account(database_url)
-    channel = _channel(server, account, graph, "100200300400504")
-    hal = _contact(server, account, "Hal", internalWhatsappNumber="51987650004")
-    graph.media["MEDIA-HAL-1"] = ("image/png", PNG)
-    conversation = _open_panel(visit, account, hal, "Hal")
-    _deliver_image(server, channel, "51987650004", "MEDIA-HAL-1")
-    item = _messages(conversation).first
-    link = item.get_by_role("link", name="Open image")
-    expect(link).to_be_visible(timeout=LIVE_MS)
+    item, link = _received_image(visit, server, database_url, graph, "4", ("image/png", PNG))
     headers = {"Content-Type": "text/html", "Content-Disposition": "inline"}
     visit.page.route("**/media", lambda route: route.fulfill(body=PAGE, headers=headers))
     _download_not_page(visit, link, f"image-{item.get_attribute('data-id')}")

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pyotp
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from chatcrm.provisioning import NewAccount
 from tests.browser.conftest import Visit, api, sign_in
@@ -50,6 +50,16 @@ def _set_password(visit: Visit, invited: dict) -> None:
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Set password").click()
     page.get_by_role("button", name="Test workspace").click()
+
+
+def _create_reader_key(page: Page) -> None:
+    """On the Keys page (being drawn), create the key "reader" of contacts:read."""
+    # The Users page stays until the Keys page is drawn: its "Name" is not the key's.
+    expect(page.get_by_role("heading", name="Keys")).to_be_visible()
+    page.get_by_label("Name", exact=True).fill("reader")
+    page.get_by_label("contacts:read").check()
+    page.get_by_role("button", name="Create key").click()
+    expect(page.get_by_role("status")).to_contain_text("ccrm_")
 
 
 def test_an_invited_person_sets_a_password_then_signs_in_with_it(
@@ -124,12 +134,7 @@ def test_an_admin_invites_a_user_and_makes_a_key(
     expect(row.get_by_role("button")).to_have_count(0)
     expect(page.get_by_label("Role of Newcomer")).to_be_enabled()
     page.get_by_role("link", name="Keys").click()
-    # The Users page stays until the Keys page is drawn: its "Name" is not the key's.
-    expect(page.get_by_role("heading", name="Keys")).to_be_visible()
-    page.get_by_label("Name", exact=True).fill("reader")
-    page.get_by_label("contacts:read").check()
-    page.get_by_role("button", name="Create key").click()
-    expect(page.get_by_role("status")).to_contain_text("ccrm_")
+    _create_reader_key(page)
     shown = re.search(r"ccrm_\S+", page.get_by_role("status").inner_text())
     assert shown is not None
     me = api(
@@ -534,11 +539,7 @@ def test_users_and_keys_fit_a_phone(visit: Visit, server: str, database_url: str
     _fits_the_phone(visit)
 
     page.get_by_role("link", name="Keys").click()
-    expect(page.get_by_role("heading", name="Keys")).to_be_visible()
-    page.get_by_label("Name", exact=True).fill("reader")
-    page.get_by_label("contacts:read").check()
-    page.get_by_role("button", name="Create key").click()
-    expect(page.get_by_role("status")).to_contain_text("ccrm_")
+    _create_reader_key(page)
     expect(page.get_by_role("row").filter(has_text="reader")).to_have_count(1)
     _fits_the_phone(visit)
     assert visit.settle() == []
