@@ -106,6 +106,22 @@ def test_an_outbound_message_sets_the_last_message_only(conv: Conversation) -> N
     assert after["lastMessage"] == "Our offer" and after["isRead"] is True
 
 
+def test_a_long_text_shows_its_first_10000_characters_on_the_contact(
+    conv: Conversation,
+) -> None:
+    # A message may hold 65,536 characters, `lastMessage` only 10,000: the contact must
+    # stay one its clients (and an import of its export) accept.
+    contact = conv.api.create_contact(name="Long talker")
+    text = "".join(chr(0x61 + i % 26) for i in range(20_000))
+    _record(conv, contact["id"], direction="in", text=text)
+    shown = conv.contact(contact["id"])["lastMessage"]
+    assert shown == text[:10_000]
+    assert conv.api.set_contact(contact["id"], lastMessage=shown)["lastMessage"] == shown
+    sender = new_sender_number()
+    conv.inbound(sender, "é" * 12_000)
+    assert conv.contact_of(sender)["lastMessage"] == "é" * 10_000
+
+
 def test_the_conversation_pages_newest_first_each_page_oldest_first(conv: Conversation) -> None:
     contact = conv.api.create_contact(name="Pages")
     start = datetime.now(UTC) - timedelta(hours=1)

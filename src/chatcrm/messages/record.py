@@ -8,6 +8,7 @@ from typing import Any
 
 from chatcrm.core.jsontext import load_exact
 from chatcrm.core.timestamps import iso
+from chatcrm.core.values import TEXT_MAX
 from chatcrm.records.types import Schema
 
 IN, OUT = "in", "out"
@@ -99,8 +100,12 @@ def wire(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def preview(message_type: str, text: str | None) -> str:
-    """What the contact's `lastMessage` shows: the text, else `[image]`, `[audio]`…"""
-    return text if text else f"[{message_type}]"
+    """What the contact's `lastMessage` shows: the text, else `[image]`, `[audio]`…
+
+    A message may hold up to 65,536 characters, the contact's field only TEXT_MAX: the
+    text is cut there, so the contact stays one its own clients (and an import of its
+    export) accept."""
+    return text[:TEXT_MAX] if text else f"[{message_type}]"
 
 
 def _nullable(schema: Schema) -> Schema:
