@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import logging
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pyotp
@@ -632,7 +633,10 @@ def test_sessions_expire_when_idle_and_after_their_lifetime(database_url: str, a
         assert agent.request("GET", "/api/me").status_code == 200
         for _ in range(2):  # each request starts the idle time again: 2 s, never 1.5 idle
             time.sleep(1.0)
-            assert agent.request("GET", "/api/me").status_code == 200
+            asked = datetime.now(UTC)
+            # ... and the answer's `expiresAt` counts from this request, not the one before
+            ends = ok_data(agent.request("GET", "/api/session"))["expiresAt"]
+            assert datetime.fromisoformat(ends) >= asked + timedelta(seconds=1.5)
         time.sleep(2.0)
         _refusal(agent.request("GET", "/api/me"), 401, "SESSION_EXPIRED")
     settings = settings.model_copy(update={"session_idle_hours": 12, "session_max_days": 2 / 86400})

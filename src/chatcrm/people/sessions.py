@@ -115,11 +115,11 @@ def _seen_every(settings: Settings) -> timedelta:
     return min(SEEN_EVERY, timedelta(hours=settings.session_idle_hours) / 100)
 
 
-def _expiry(row: Row, settings: Settings) -> datetime:
+def _expiry(row: Row, settings: Settings, last_seen: datetime | None = None) -> datetime:
     """When the session ends if nothing more happens: idle or absolute, the sooner. The
     idle end counts from the latest the last request can have been, so that a session
     never ends before its idle lifetime has passed without a request (J.3)."""
-    seen = row["last_seen_at"] + _seen_every(settings)
+    seen = (last_seen or row["last_seen_at"]) + _seen_every(settings)
     idle = seen + timedelta(hours=settings.session_idle_hours)
     return min(idle, row["expires_at"])
 
@@ -133,9 +133,11 @@ async def authenticate(conn: Connection, token: str, settings: Settings) -> Curr
         raise SessionExpired
     if _expiry(row, settings) <= now:
         raise SessionExpired
-    if now - row["last_seen_at"] >= _seen_every(settings):
+    last_seen = row["last_seen_at"]
+    if now - last_seen >= _seen_every(settings):
         await conn.execute(_SEEN, {"_id": row["id"], "_now": now})
         await conn.commit()  # the request may fail later: its visit still counts
+        last_seen = now  # the answer's `expiresAt` counts from this request, not the row
     role = row["role"]
     every = reach.sees_every_workspace(role)
     principal = Principal(
@@ -149,7 +151,7 @@ async def authenticate(conn: Connection, token: str, settings: Settings) -> Curr
         session_id=row["id"],
         email=row["email_key"],
     )
-    return Current(principal, csrf_token(token), min(_expiry(row, settings), row["expires_at"]))
+    return Current(principal, csrf_token(token), _expiry(row, settings, last_seen))
 
 
 def csrf_token(session_token: str) -> str:
