@@ -391,6 +391,8 @@ def test_feedback_on_stderr_duplicates_and_header_case(
     assert "chatcrm: warning: lines 4 and 11 match the same contact (email luis@example.com)" in (
         run.stderr
     )
+    # The six bad rows share an email too, but failed: they match nothing, no warning.
+    assert "(email not-an-email)" not in run.stderr
     names = sorted(c["name"] for c in ws.records("/api/contact"))
     assert names == ["Ana last", "Luis last"]
 

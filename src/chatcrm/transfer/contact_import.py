@@ -43,10 +43,10 @@ def import_contacts(
         for batch in _batches(rows, builder, same):
             sent = sender.submit(_send, batch, remote, match_by=match_by, dry_run=dry_run)
             if in_flight is not None:
-                _record(*in_flight, tally=tally, rejects=rejects, progress=progress)
+                _record(*in_flight, tally=tally, rejects=rejects, progress=progress, same=same)
             in_flight = (batch, sent)
         if in_flight is not None:
-            _record(*in_flight, tally=tally, rejects=rejects, progress=progress)
+            _record(*in_flight, tally=tally, rejects=rejects, progress=progress, same=same)
     tally.warnings += same.warnings()
 
 
@@ -59,12 +59,14 @@ class SameContact:
     `+51 987…`, `0051987…` and `51 (0) 987…` are one number, bare digits read in the
     workspace's `country`) or email (case-insensitive), as `--match` picks it. The server
     applies them in file order, so the last one wins; worth a warning, since it is usually
-    a mistake. Keeps one entry per key seen (a few dozen bytes a row)."""
+    a mistake. Rows that fail match nothing and are left out of it. Keeps one entry per
+    key seen (a few dozen bytes a row)."""
 
     def __init__(self, match_by: str, country: str | None = None) -> None:
         self.match_by = match_by
         self.country = country
         self.lines: dict[tuple[str, str], int | list[int]] = {}
+        self.failed: set[int] = set()
 
     def _phone(self, value: Any) -> str:
         text = str(value or "")
@@ -95,7 +97,12 @@ class SameContact:
             seen.append(row.line)
 
     def warnings(self) -> list[str]:
-        repeated = [(key, lines) for key, lines in self.lines.items() if isinstance(lines, list)]
+        repeated = []
+        for key, seen in self.lines.items():
+            if isinstance(seen, list):
+                applied = [line for line in seen if line not in self.failed]
+                if len(applied) > 1:
+                    repeated.append((key, applied))
         out = [
             f"lines {_enumerate(lines)} match the same contact ({kind} {value}): "
             "they are applied in order, the last one wins"
@@ -193,7 +200,13 @@ def _set_after(
 
 
 def _record(
-    batch: Pending, sent: Future[Answer], *, tally: Tally, rejects: Rejects, progress: RowProgress
+    batch: Pending,
+    sent: Future[Answer],
+    *,
+    tally: Tally,
+    rejects: Rejects,
+    progress: RowProgress,
+    same: SameContact,
 ) -> None:
     answer = sent.result()
     results = iter(answer if isinstance(answer, list) else [])
@@ -209,4 +222,5 @@ def _record(
         tally.add(status)
         if status == "failed":
             rejects.write(row, error)
+            same.failed.add(row.line)
     progress.advance(len(batch))
