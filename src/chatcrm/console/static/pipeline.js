@@ -149,8 +149,13 @@ function monthsChart(months) {
   return chart("Won and lost by month", width, height, ...content);
 }
 
-// The same figures as a table, for reading them exactly.
+// The same figures as a table, for reading them exactly. At phone width its long amounts
+// may not fit: it scrolls inside its own box, not the page.
 function monthsTable(months) {
+  return h("div", { class: "months-box" }, monthsRows(months));
+}
+
+function monthsRows(months) {
   return h(
     "table",
     { class: "months", "aria-label": "Won and lost totals by month" },
