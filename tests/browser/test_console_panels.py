@@ -296,6 +296,38 @@ def test_a_contacts_opportunities_show_amounts_as_the_board_does(
     assert visit.settle() == []
 
 
+def test_a_link_followed_with_a_panel_open_shows_its_panel_in_its_place(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Following another record's link (or going Back to the board) stacked a second
+    modal panel over the first, which stayed open once the address named no record."""
+    account = new_account(database_url)
+
+    def contact(name: str) -> str:
+        made = _api(
+            server,
+            account,
+            "POST",
+            "/api/contact",
+            json={"name": name, "email": f"{name.lower()}@example.com"},
+        )
+        return str(made["id"])
+
+    ana, bea = contact("Ana"), contact("Bea")
+    page = visit.page
+    _open(visit, account, f"contacts/{ana}", "Ana")
+    page.evaluate(f"location.hash = '#contacts/{bea}'")
+    expect(page.get_by_role("dialog", name="Bea", exact=True)).to_be_visible()
+    expect(page.locator("dialog.panel")).to_have_count(1)
+    page.go_back()  # to Ana's link: her panel alone again
+    expect(page.get_by_role("dialog", name="Ana", exact=True)).to_be_visible()
+    expect(page.locator("dialog.panel")).to_have_count(1)
+    page.evaluate("location.hash = '#contacts'")
+    expect(page.locator("dialog.panel")).to_have_count(0)
+    expect(page.get_by_role("article", name=re.compile(r"^Bea"))).to_be_visible()
+    assert visit.settle() == []
+
+
 def test_what_is_typed_while_a_save_is_on_its_way_is_kept(
     visit: Visit, server: str, database_url: str
 ) -> None:

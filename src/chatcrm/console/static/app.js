@@ -514,7 +514,12 @@ async function resume() {
 window.addEventListener("hashchange", () => {
   const link = passwordLink();
   if (link) return setPassword(link.kind, link.token);
-  if (current && current.session === session) return render(current, { route: true });
+  if (current && current.session === session) {
+    // A link followed (or Back) leaves the panels open before it: the hash's one, if it
+    // names one, is opened in their place, as a page would be.
+    for (const panel of document.querySelectorAll("dialog.panel[open]")) panel.close();
+    return render(current, { route: true });
+  }
   if (settingPassword) start();
 });
 
