@@ -272,10 +272,11 @@ def test_keys_create_json(http: TestClient, database_url: str) -> None:
     ok_data(http.get(f"/api/workspace/{created['workspaceId']}", headers=auth(created["apiKey"])))
 
 
-@pytest.mark.parametrize("rate", ["inf", "1e400", "nan", "-1"])
+@pytest.mark.parametrize("rate", ["inf", "1e400", "nan", "-1", "3e11"])
 def test_keys_create_refuses_a_rate_no_budget_can_hold(database_url: str, rate: str) -> None:
     """A key made with an infinite rate answered every request 500 (`keys limit` refused
-    it already): refused in one line, no key made."""
+    it already), and one of 3e11 on PostgreSQL (its lease past the budget's integer):
+    refused in one line, no key made."""
     created = init_json(database_url)
     before = succeeded(run_cli("keys", "list", "--account", created["accountId"],
                                "--database-url", database_url))  # fmt: skip
@@ -477,6 +478,7 @@ def test_every_command_fails_with_one_line_on_a_bad_database_url(command: list[s
     [
         ("CHATCRM_RATE_LIMIT", "-1", ["migrate"]),
         ("CHATCRM_RATE_LIMIT", "inf", ["serve", "--port", "0"]),  # passed ge=0, then 500s
+        ("CHATCRM_RATE_LIMIT", "1e12", ["serve", "--port", "0"]),  # 500s on PostgreSQL
         ("CHATCRM_WEBHOOK_TIMEOUT", "nan", ["migrate"]),
         ("CHATCRM_WEBHOOK_TIMEOUT", "0", ["serve", "--port", "0"]),
         ("CHATCRM_CHANNEL_MAX_IN_FLIGHT", "0", ["dispatch"]),

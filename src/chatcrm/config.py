@@ -25,6 +25,11 @@ def _url(value: str | None, schemes: tuple[str, ...]) -> str | None:
     return value
 
 
+# The highest rate limit a key or the service may have, in requests per second: far
+# beyond what a node serves, and low enough that each lease of it fits the budgets' columns.
+RATE_MAX = 1_000_000
+
+
 class Settings(BaseSettings):
     # No setting is infinite or NaN: `inf` passed `ge=0` and then broke the arithmetic that
     # uses it (a rate of inf answered every request 500).
@@ -44,7 +49,7 @@ class Settings(BaseSettings):
     sqlite_synchronous: str = Field(default="FULL", pattern="^(OFF|NORMAL|FULL|EXTRA)$")
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     # Requests per second per API key (token bucket); 0 turns limiting off.
-    rate_limit: float = Field(default=100.0, ge=0)
+    rate_limit: float = Field(default=100.0, ge=0, le=RATE_MAX)
     # Bucket capacity of keys on the default limit; unset, twice the rate (100/s -> 200).
     rate_burst: int | None = Field(default=None, ge=1)
     # Worker processes of this node (set by `chatcrm serve --workers`); limits are shared.

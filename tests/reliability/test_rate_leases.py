@@ -109,6 +109,20 @@ def test_a_high_limit_is_checked_once_per_lease(postgres_url: str) -> None:
     assert remaining[0] == 19_999
 
 
+def test_a_limit_past_the_highest_still_takes_a_lease(postgres_url: str) -> None:
+    """A key limited to 3e11/s before RATE_MAX was checked answered every request 500:
+    its lease, 3e9 tokens, did not fit the budget's integer. Leases stop at RATE_MAX's."""
+    limiter = SharedRateLimiter()
+
+    async def work(db: Database) -> Any:
+        async with db.session() as conn:
+            return await limiter.take(conn, KEY, rate=3e11, burst=6e11)
+
+    decision = with_db(postgres_url, work)
+    assert decision is not None and decision.allowed
+    assert limiter.lease_size(3e11, 6e11) == limiter.lease_size(1_000_000, 2_000_000)
+
+
 def test_a_limit_change_gives_the_lease_up(postgres_url: str) -> None:
     limiter = SharedRateLimiter()
 

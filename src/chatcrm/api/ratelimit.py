@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from chatcrm.auth import budgets
+from chatcrm.config import RATE_MAX
 from chatcrm.db.database import Connection
 
 
@@ -86,7 +87,9 @@ class SharedRateLimiter:
         self._leasing: dict[str, asyncio.Future[None]] = {}  # a lease being taken, by key
 
     def lease_size(self, rate: float, capacity: float) -> int:
-        return max(1, int(min(rate * self.LEASE_SECONDS, capacity * self.LEASE_OF_BURST)))
+        # A limit set before RATE_MAX was checked may be higher: its lease still fits.
+        size = min(rate, RATE_MAX) * self.LEASE_SECONDS
+        return max(1, int(min(size, capacity * self.LEASE_OF_BURST)))
 
     async def take(
         self, conn: Connection, key_id: str, *, rate: float, burst: float

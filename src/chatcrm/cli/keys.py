@@ -15,6 +15,7 @@ from chatcrm.cli.database import (
     run_db,
 )
 from chatcrm.cli.tables import json_array_option, print_list
+from chatcrm.config import RATE_MAX
 from chatcrm.db.database import Connection
 
 # The option of `keys create` that gives each field of the key.
@@ -32,7 +33,7 @@ def keys() -> None:
 
 
 class _FiniteRate(click.FloatRange):
-    """A number of requests per second: 0 or more, and a number (not inf or nan, which
+    """A number of requests per second: 0 to RATE_MAX, and a number (not inf or nan, which
     FloatRange lets through and no budget can hold)."""
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
@@ -42,7 +43,7 @@ class _FiniteRate(click.FloatRange):
         return number
 
 
-FINITE_RATE = _FiniteRate(min=0)
+FINITE_RATE = _FiniteRate(min=0, max=RATE_MAX)
 
 
 class _Limit(click.ParamType):
@@ -60,9 +61,12 @@ class _Limit(click.ParamType):
             number = float(value)
         except ValueError:
             number = math.nan
-        if not (math.isfinite(number) and number >= 0):
+        if not (math.isfinite(number) and 0 <= number <= RATE_MAX):
             self.fail(
-                f"{value!r} is not a number of requests per second, 0, or 'default'.", param, ctx
+                f"{value!r} is not a number of requests per second from 0 (unlimited) "
+                f"to {RATE_MAX}, or 'default'.",
+                param,
+                ctx,
             )
         return number
 
