@@ -605,6 +605,11 @@ def test_version_and_help() -> None:
         (["init", "--bogus"], "No such option '--bogus'"),
         (["serve", "--port", "99999"], "Invalid value for '--port'"),
         (["nosuch"], "No such command 'nosuch'"),
+        # click lists a missing choice option's choices one per line
+        (
+            ["users", "create", "--account", "x", "--email", "a@example.com", "--name", "X"],
+            "Missing option '--role'. Choose from: owner, admin, agent, viewer",
+        ),
     ],
 )
 def test_a_wrong_option_or_command_is_one_line_too(args: list[str], says: str) -> None:

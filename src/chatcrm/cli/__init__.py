@@ -7,6 +7,7 @@ command starts in about half the time."""
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from typing import Any
 
@@ -60,7 +61,10 @@ class _LazyGroup(click.Group):
         except click.ClickException as exc:
             where = getattr(getattr(exc, "ctx", None), "command_path", None)
             hint = f" (see '{where} --help')" if isinstance(exc, click.UsageError) and where else ""
-            click.echo(f"chatcrm: error: {exc.format_message()}{hint}", err=True)
+            # One line (contract 6): click spreads some messages over several, a missing
+            # choice option's list of choices one per line.
+            message = re.sub(r"\s*[\r\n\t]\s*", " ", exc.format_message())
+            click.echo(f"chatcrm: error: {message}{hint}", err=True)
             sys.exit(exc.exit_code)
         except click.Abort:
             click.echo("chatcrm: error: aborted", err=True)
