@@ -34,7 +34,8 @@ def check_schedule(settings: Settings) -> None:
 @click.command()
 @database_url_option
 def dispatch(database_url: str | None) -> None:
-    """Send webhook deliveries (and queue those of new events) until SIGTERM or SIGINT."""
+    """Send webhook deliveries and queued WhatsApp messages until SIGTERM or SIGINT (and
+    queue the deliveries of new events)."""
     from chatcrm import logs
 
     settings = settings_for(database_url)
