@@ -43,11 +43,15 @@ class Remote:
         # Long timeout: an upsert of 500 rows on a busy server can take seconds.
         # Many retries: a long import may meet rate limits (429 with Retry-After) and restarts.
         self.client = Client(url, api_key, workspace_id, timeout=120.0, max_retries=8)
+        # The run's first call, with few: a mistyped URL is said in seconds, not after the
+        # 40 s the long run's retries wait.
+        self._first = Client(url, api_key, workspace_id, timeout=30.0, max_retries=2)
 
     def close(self) -> None:
-        close = getattr(self.client, "close", None)
-        if callable(close):
-            close()
+        for client in (self._first, self.client):
+            close = getattr(client, "close", None)
+            if callable(close):
+                close()
 
     def _get(self, path: str, params: dict[str, Any] | None = None) -> Any:
         return self.client.request("GET", path, params=params)
@@ -58,7 +62,8 @@ class Remote:
         from chatcrm_client import ChatcrmError
 
         try:
-            data: dict[str, Any] = _plain(self._get(f"/api/workspace/{self.workspace_id}"))
+            path = f"/api/workspace/{self.workspace_id}"
+            data: dict[str, Any] = _plain(self._first.request("GET", path))
         except ChatcrmError as exc:
             raise BadInput(f"cannot use workspace {self.workspace_id}: {error_text(exc)}") from exc
         return data
