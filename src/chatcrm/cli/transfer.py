@@ -36,13 +36,30 @@ class _OneLineCommand(click.Command):
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as exc:
-            _bad(exc.format_message())
+            where = exc.ctx.command_path if exc.ctx else None
+            _bad(exc.format_message() + (f" (see '{where} --help')" if where else ""))
+
+
+def _server_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """The server's URL, with its scheme: `127.0.0.1:8000` alone is not one."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.BadParameter(f"{value!r} is not http://host:port or https://host")
+    return value
 
 
 def _server_options(command: F) -> F:
     for option in reversed(
         (
-            click.option("--url", required=True, envvar="CHATCRM_URL", help="The server."),
+            click.option(
+                "--url",
+                required=True,
+                envvar="CHATCRM_URL",
+                callback=_server_url,
+                help="The server: http://host:port or https://….",
+            ),
             click.option("--api-key", required=True, envvar="CHATCRM_API_KEY", help="An API key."),
             click.option(
                 "--workspace", required=True, envvar="CHATCRM_WORKSPACE", help="A workspace id."

@@ -39,6 +39,7 @@ class Remote:
     def __init__(self, url: str, api_key: str, workspace_id: str) -> None:
         from chatcrm_client import Client
 
+        self.url = url
         self.workspace_id = workspace_id
         # Long timeout: an upsert of 500 rows on a busy server can take seconds.
         # Many retries: a long import may meet rate limits (429 with Retry-After) and restarts.
@@ -59,11 +60,18 @@ class Remote:
     def workspace(self) -> dict[str, Any]:
         """Get Workspace: its stages, tags, agents, segmentations. The first call of a run,
         so a wrong URL, key or workspace ends the run here (exit 2)."""
-        from chatcrm_client import ChatcrmError
+        from chatcrm_client import ChatcrmError, ConnectionFailed
 
         try:
             path = f"/api/workspace/{self.workspace_id}"
             data: dict[str, Any] = _plain(self._first.request("GET", path))
+        except ConnectionFailed as exc:
+            # Not the workspace's fault: the server is not there (its message names the
+            # request first, then what failed).
+            why = str(exc).split(": ", 1)[-1]
+            raise BadInput(
+                f"cannot reach the server at {self.url}: {why} (is it running? check --url)"
+            ) from exc
         except ChatcrmError as exc:
             raise BadInput(f"cannot use workspace {self.workspace_id}: {error_text(exc)}") from exc
         return data
