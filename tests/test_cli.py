@@ -581,12 +581,28 @@ def test_sqlite_file_in_a_missing_directory_fails_with_one_line(tmp_path: Path) 
     for command in (("migrate",), ("init", "--json"), ("serve", "--port", "0")):
         line = failed_with_one_line(run_cli(*command, "--database-url", url))
         assert "folder of the SQLite file does not exist" in line, line
+        assert "; create it, or fix the path (from --database-url)" in line, line
+
+
+def test_an_empty_database_url_variable_says_to_unset_it() -> None:
+    line = failed_with_one_line(run_cli("accounts", "list", env={"CHATCRM_DATABASE_URL": ""}))
+    assert line == (
+        "chatcrm: error: not a database URL: '': give one, or unset it for the SQLite default "
+        "(from $CHATCRM_DATABASE_URL)"
+    )
 
 
 def test_sqlite_path_that_is_a_folder_fails_with_one_line(tmp_path: Path) -> None:
     (tmp_path / "x.db").mkdir()
     line = failed_with_one_line(run_cli("migrate", "--database-url", f"sqlite:///{tmp_path}/x.db"))
     assert "not a file" in line, line
+
+
+@pytest.mark.parametrize("group", [[], ["keys"], ["users"]])
+def test_a_group_alone_prints_its_help_on_stdout(group: list[str]) -> None:
+    result = run_cli(*group)
+    assert result.returncode == 0 and result.stderr == "", result
+    assert result.stdout.startswith(f"Usage: {' '.join(['chatcrm', *group])} "), result.stdout
 
 
 def test_version_and_help() -> None:

@@ -77,6 +77,8 @@ def test_a_relative_path_is_named_absolute(tmp_path: Path) -> None:
         run_in(tmp_path, "keys", "list", "--database-url", "sqlite:///x.db")
     )
     assert f"no database at {tmp_path / 'x.db'} " in line, line
+    # The URL was given: it is the one to fix, not one to pass.
+    assert line.endswith("(run chatcrm init, or fix --database-url)"), line
 
 
 def test_init_and_migrate_still_create_the_file_then_the_others_use_it(tmp_path: Path) -> None:

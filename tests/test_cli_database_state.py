@@ -295,7 +295,9 @@ def test_users_create_with_a_value_it_does_not_take(
     ("options", "says"),
     [
         (["--name", ""], "'--name': must not be empty"),
-        (["--scopes", "everything"], "'--scopes': "),
+        # Worded for the option (not the API's `["*"] or scopes of: …`).
+        (["--scopes", "everything"], "'--scopes': 'everything' is not a scope: * or any of "),
+        (["--scopes", "contacts:read,*"], "'--scopes': * stands alone: * or any of contacts:read,"),
         (["--expires", "2001-01-01T00:00:00Z"], "'--expires': must be in the future"),
         (["--expires", "soon"], "'--expires': must be an ISO 8601 date-time"),
     ],
@@ -348,9 +350,14 @@ def test_what_the_database_refuses_stays_status_1(account_url: tuple[str, dict[s
         ["workspace", "create", "--api-key", wrong],  # a wrong secret
     ):  # fmt: skip
         result = run_cli(*args, "--database-url", url)
-        failed_with_one_line(result)
+        line = failed_with_one_line(result)
         assert result.returncode == 1, (args, result.stderr)
+        if "--workspace" in args:  # and where to find the account's workspaces
+            assert line.endswith(f"(`chatcrm workspace list --account {account}` lists them)")
     succeeded(run_cli(*invite, "--account", account, "--role", "admin", "--database-url", url))
     twice = run_cli(*invite, "--account", account, "--role", "admin", "--database-url", url)
-    assert "already exists" in failed_with_one_line(twice)
+    assert failed_with_one_line(twice) == (
+        "chatcrm: error: A user with this e-mail address already exists: "
+        "`chatcrm users reset-link twin@example.com` gives that user a new link"
+    )
     assert twice.returncode == 1

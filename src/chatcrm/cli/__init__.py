@@ -56,8 +56,9 @@ class _LazyGroup(click.Group):
             click.echo(f"chatcrm: error: {_setting_error(exc)}", err=True)
             sys.exit(1)
         except click.exceptions.NoArgsIsHelpError as exc:  # a group alone: its help
-            exc.show()
-            sys.exit(exc.exit_code)
+            # On stdout, as --help prints it (`chatcrm keys | less` shows it), status 0.
+            click.echo(exc.ctx.get_help() if exc.ctx else "")
+            sys.exit(0)
         except click.ClickException as exc:
             where = getattr(getattr(exc, "ctx", None), "command_path", None)
             hint = f" (see '{where} --help')" if isinstance(exc, click.UsageError) and where else ""

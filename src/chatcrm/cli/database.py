@@ -41,12 +41,15 @@ class CommandError(Exception):
     """A failure to report as one line on stderr."""
 
     @classmethod
-    def refused(cls, exc: Any, options: Mapping[str, str]) -> CommandError | click.UsageError:
+    def refused(
+        cls, exc: Any, options: Mapping[str, str], *, account_id: str | None = None
+    ) -> CommandError | click.UsageError:
         """A service's refusal (a ServiceError) worded for the command line: each field's
         message after the option that gave the field (`options`: wire name → option),
         else the refusal's own message. A value refused as written (422, of no field
         checked against the database) is a usage error, exit status 2, as click's own
-        checks of a value are: `Invalid value for '--email': …`."""
+        checks of a value are: `Invalid value for '--email': …`. A workspace not of the
+        account (`account_id`) says where to find the account's."""
         errors = getattr(exc, "errors", None) or []
         if not errors:
             return cls(exc.message)
@@ -54,7 +57,10 @@ class CommandError(Exception):
             e.field in options and e.field not in DATABASE_CHECKED for e in errors
         ):
             return invalid_values([(options[e.field], e.message) for e in errors])
-        return cls("; ".join(f"{options.get(e.field, e.field)}: {e.message}" for e in errors))
+        said = "; ".join(f"{options.get(e.field, e.field)}: {e.message}" for e in errors)
+        if account_id and any(e.field == "workspaceIds" for e in errors):
+            said += f" (`chatcrm workspace list --account {account_id}` lists them)"
+        return cls(said)
 
 
 def invalid_values(problems: list[tuple[str, str]]) -> click.UsageError:
@@ -185,8 +191,9 @@ def run_db(
     if not create:
         missing = missing_sqlite_file(settings.database_url)
         if missing is not None:
-            setting = _setting(database_url)
-            fix = "pass --database-url" if setting == "--database-url" else f"fix {setting}"
+            # The default file (nothing named one): pass a URL; a URL given: fix it.
+            named = database_url or "CHATCRM_DATABASE_URL" in os.environ
+            fix = f"fix {_setting(database_url)}" if named else "pass --database-url"
             fail(f"no database at {missing} (run chatcrm init, or {fix})")
 
     async def main() -> T:

@@ -11,6 +11,7 @@ from chatcrm.cli.database import (
     CommandError,
     check_values,
     database_url_option,
+    invalid_values,
     print_json,
     run_db,
 )
@@ -157,7 +158,7 @@ async def _scoped_key(
     try:
         key_id, raw = await scoped.create(conn, Principal(key_id="", account_id=account_id), body)
     except ServiceError as exc:
-        raise CommandError.refused(exc, _KEY_OPTIONS) from exc
+        raise CommandError.refused(exc, _KEY_OPTIONS, account_id=account_id) from exc
     if rate_limit is not None:
         await auth_repo.set_rate_limit(conn, key_id, rate_limit)
     return key_id, raw
@@ -167,10 +168,15 @@ def _key_body(
     name: str | None, scopes: str | None, workspace_ids: tuple[str, ...], expires: str | None
 ) -> dict[str, Any]:
     """The body `POST /api/key` would get for these options."""
-    body: dict[str, Any] = {
-        "name": "cli" if name is None else name,
-        "scopes": ["*"] if scopes is None else [s.strip() for s in scopes.split(",") if s.strip()],
-    }
+    from chatcrm.auth import scopes as known
+
+    given = ["*"] if scopes is None else [s.strip() for s in scopes.split(",") if s.strip()]
+    unknown = [s for s in given if s != "*" and s not in known.ALL]
+    # Worded for the option, not as the API words its JSON list.
+    if unknown or ("*" in given and len(given) > 1):
+        what = f"{unknown[0]!r} is not a scope" if unknown else "* stands alone"
+        raise invalid_values([("--scopes", f"{what}: * or any of {','.join(known.ALL)}")])
+    body: dict[str, Any] = {"name": "cli" if name is None else name, "scopes": given}
     if workspace_ids:
         body["workspaceIds"] = list(workspace_ids)
     if expires:

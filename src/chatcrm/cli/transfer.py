@@ -78,12 +78,12 @@ def _server_options(command: F) -> F:
     return command
 
 
-_bom_option = click.option(
-    "--bom",
-    is_flag=True,
-    help="Start the CSV written with a UTF-8 byte-order mark, so Excel reads accents "
-    "(import: the rejects file gets one anyway when FILE has one).",
-)
+def _bom_option(written: str, more: str = "") -> Callable[[F], F]:
+    return click.option(
+        "--bom",
+        is_flag=True,
+        help=f"Start {written} with a UTF-8 byte-order mark, so Excel reads accents{more}.",
+    )
 
 
 def _import_options(command: F) -> F:
@@ -97,7 +97,7 @@ def _import_options(command: F) -> F:
                 type=click.Path(path_type=Path, dir_okay=False),
                 help="Write each failed row here, with an error column.",
             ),
-            _bom_option,
+            _bom_option("the rejects file", " (it gets one anyway when FILE has one)"),
         )
     ):
         command = option(command)
@@ -202,7 +202,7 @@ def _export_options(command: F) -> F:
                 default="csv",
                 show_default=True,
             ),
-            _bom_option,
+            _bom_option("the CSV written"),
             _server_options,
             click.option("--q", help="Only records whose text holds this."),
             click.option("--stage", help="Only records in this stage (name or id)."),

@@ -62,6 +62,7 @@ def users_create(
     from chatcrm.core.errors import ServiceError
     from chatcrm.people import audit, links
     from chatcrm.people import users as people
+    from chatcrm.people.errors import DuplicateUser
     from chatcrm.people.fields import USER
 
     settings = settings_for(database_url)
@@ -75,8 +76,11 @@ def users_create(
             raise CommandError(f"no account with id {account_id!r}")
         try:
             invited = await people.invite(conn, None, account_id, body)
+        except DuplicateUser as exc:
+            again = f"`chatcrm users reset-link {email}` gives that user a new link"
+            raise CommandError(f"{exc.message.rstrip('.')}: {again}") from exc
         except ServiceError as exc:
-            raise CommandError.refused(exc, _USER_OPTIONS) from exc
+            raise CommandError.refused(exc, _USER_OPTIONS, account_id=account_id) from exc
         row = invited.row
         await audit.note_command(conn, account_id, "user.invited", row["id"])
         link = links.link(settings.base_url, links.INVITE, invited.token)

@@ -81,7 +81,9 @@ def async_url(url: str) -> URL:
     try:
         parsed = make_url(url)
     except Exception as exc:  # sqlalchemy raises ArgumentError with its own wording
-        raise DatabaseUrlError(f"not a database URL: {without_password(url)!r}") from exc
+        # An empty one is most often a variable set to nothing, meant as unset.
+        hint = ": give one, or unset it for the SQLite default" if not url else ""
+        raise DatabaseUrlError(f"not a database URL: {without_password(url)!r}{hint}") from exc
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         if not parsed.database or parsed.database == ":memory:":
@@ -120,7 +122,10 @@ def _check_sqlite_file(path: Path) -> None:
         if not os.access(path, os.R_OK | os.W_OK):
             raise DatabaseUrlError(f"the SQLite database file is not readable and writable: {path}")
     elif not path.parent.is_dir():
-        raise DatabaseUrlError(f"the folder of the SQLite file does not exist: {path.parent}")
+        raise DatabaseUrlError(
+            f"the folder of the SQLite file does not exist: {path.parent}; create it, or fix "
+            "the path"
+        )
     elif not os.access(path.parent, os.W_OK | os.X_OK):
         raise DatabaseUrlError(f"the folder of the SQLite file is not writable: {path.parent}")
 
