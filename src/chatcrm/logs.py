@@ -211,6 +211,10 @@ def configure(level: str = "info", *, json: bool = True) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     silence_libraries()
+    # alembic's info lines (its plugins' set-up, each migration's name: some 35 on a first
+    # start) would bury the demo's lines; `serve` says in one line what it migrated.
+    if root.level > logging.DEBUG:
+        logging.getLogger("alembic").setLevel(logging.WARNING)
     for name in ("uvicorn", "uvicorn.error"):
         logger = logging.getLogger(name)
         logger.handlers[:] = []

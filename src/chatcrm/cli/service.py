@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import shutil
 import signal
@@ -34,11 +35,14 @@ def migrate(database_url: str | None) -> None:
     if isinstance(done, NewerSchema):
         return  # nothing to do: run_db said so, on stderr
     if done is not None:  # what an operator upgrading wants to see happened
-        before, after = done
-        start = "an empty database" if before is None else f"revision {before}"
-        click.echo(f"chatcrm: database migrated from {start} to revision {after}")
+        click.echo(f"chatcrm: {_migrated_from(*done)}")
     else:
         click.echo("chatcrm: database is up to date")
+
+
+def _migrated_from(before: str | None, after: str) -> str:
+    start = "an empty database" if before is None else f"revision {before}"
+    return f"database migrated from {start} to revision {after}"
 
 
 @click.command()
@@ -70,7 +74,10 @@ def serve(database_url: str | None, host: str, port: int, workers: int) -> None:
     # From here on: a start that fails on the database (SystemExit) removes it too.
     try:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
-        demo = run_db(database_url, demo_if_empty, create=True)
+        migrated: list[tuple[str | None, str] | NewerSchema] = []
+        demo = run_db(database_url, demo_if_empty, create=True, migrated=migrated)
+        if migrated and not isinstance(migrated[0], NewerSchema):
+            logging.getLogger("chatcrm.migrate").info(_migrated_from(*migrated[0]))
         # Worker processes read their settings from the environment.
         os.environ["CHATCRM_DATABASE_URL"] = settings.database_url
         os.environ["CHATCRM_WORKERS"] = str(workers)
