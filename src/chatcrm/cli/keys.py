@@ -74,7 +74,7 @@ class _Limit(click.ParamType):
 
 @keys.command("create")
 @database_url_option
-@click.option("--account", "account_id", required=True, help="The account id.")
+@click.option("--account", "account_id", required=True, metavar="ID", help="The account id.")
 @click.option(
     "--rate-limit",
     type=FINITE_RATE,

@@ -37,7 +37,7 @@ def users() -> None:
 
 @users.command("create")
 @database_url_option
-@click.option("--account", "account_id", required=True, help="The account id.")
+@click.option("--account", "account_id", required=True, metavar="ID", help="The account id.")
 @click.option("--email", required=True)
 @click.option("--name", required=True)
 @click.option("--role", required=True, type=click.Choice(ROLES))
@@ -150,7 +150,9 @@ def users_reset_link(database_url: str | None, email: str, as_json: bool) -> Non
 
 @users.command("list")
 @database_url_option
-@click.option("--account", "account_id", default=None, help="Only this account's users.")
+@click.option(
+    "--account", "account_id", default=None, metavar="ID", help="Only this account's users."
+)
 @json_array_option
 def users_list(database_url: str | None, account_id: str | None, as_json: bool) -> None:
     """The users (of one account, or all), oldest first."""
