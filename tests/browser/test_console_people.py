@@ -7,6 +7,7 @@ its other sessions — every refusal shown with the API's message."""
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -542,4 +543,50 @@ def test_users_and_keys_fit_a_phone(visit: Visit, server: str, database_url: str
     _create_reader_key(page)
     expect(page.get_by_role("row").filter(has_text="reader")).to_have_count(1)
     _fits_the_phone(visit)
+    assert visit.settle() == []
+
+
+def test_long_names_wrap_on_every_page_at_every_width(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Names as long as the API takes (a workspace's, a tag's, a channel's) made the Users,
+    Keys and Channels pages and the contact panel thousands of pixels wide, at 1280 px as
+    at 375 (a fieldset or a flex item as wide as its longest word)."""
+    account = new_account(database_url)
+    _workspace_named(server, account, "W" * 200)
+    _invite(server, account, "agent")  # a row with the workspaces' checkboxes
+    ws = f"/api/workspace/{account.workspace_id}"
+    tag = api(server, account, "POST", f"{ws}/tags", json={"name": "T" * 198, "color": "#d33"})
+    contact = api(
+        server,
+        account,
+        "POST",
+        "/api/contact",
+        json={"name": "Ana", "email": "ana@example.com", "tags": [tag["id"]]},
+    )["contact"]
+    channel = {
+        "type": "whatsapp",
+        "name": "C" * 200,
+        "phoneNumberId": str(uuid.uuid4().int)[:15],
+        "accessToken": "EAAG" + "x" * 40,
+        "appSecret": "s" * 32,
+        "apiBaseUrl": "http://127.0.0.1:9/v21.0",
+    }
+    api(server, account, "POST", "/api/channel", json=channel)
+    _set_password(visit, _invite(server, account, "owner"))
+    page = visit.page
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 800})
+        for view in ("Users", "Keys", "Channels"):
+            page.get_by_role("link", name=view).click()
+            expect(page.get_by_role("heading", name=view, exact=True)).to_be_visible()
+            expect(page.locator("main")).to_contain_text(
+                "W" * 20 if view != "Channels" else "C" * 20
+            )
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, (view, width)
+        page.evaluate(f"location.hash = '#contacts/{contact['id']}'")
+        panel = page.get_by_role("dialog", name="Ana", exact=True)
+        expect(panel.get_by_label("T" * 198)).to_be_visible()
+        assert panel.evaluate("d => d.scrollWidth <= d.clientWidth"), width
+        page.keyboard.press("Escape")
     assert visit.settle() == []
