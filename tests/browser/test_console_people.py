@@ -13,10 +13,10 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pyotp
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from chatcrm.provisioning import NewAccount
-from tests.browser.conftest import Visit, api, sign_in
+from tests.browser.conftest import Visit, answer_unavailable, api, sign_in
 from tests.client import unique_email
 from tests.conftest import new_account
 
@@ -590,3 +590,41 @@ def test_long_names_wrap_on_every_page_at_every_width(
         assert panel.evaluate("d => d.scrollWidth <= d.clientWidth"), width
         page.keyboard.press("Escape")
     assert visit.settle() == []
+
+
+def test_a_reload_during_a_burst_of_refusals_keeps_the_person_signed_in(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """A reload whose session read met a 429 (or a 503) showed "Sign in" with no word, and
+    forgot the still valid session for good: the read is now said in words and tried
+    again."""
+    account = new_account(database_url)
+    _set_password(visit, _invite(server, account, "owner"))
+    page = visit.page
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
+    refused: list[str] = []
+
+    def busy_twice(route: Route) -> None:
+        if len(refused) >= 2:
+            route.continue_()
+            return
+        refused.append(route.request.url)
+        if len(refused) == 1:
+            body = '{"success":false,"code":429,"errorCode":"RATE_LIMITED",'
+            body += '"message":"Too many requests; retry after 1 s.","data":null}'
+            route.fulfill(status=429, body=body, content_type="application/json")
+        else:
+            answer_unavailable(route)
+
+    page.route("**/api/session", busy_twice)
+    page.reload()
+    alert = page.locator("p.error[role=alert]")
+    expect(alert).to_contain_text("Too many requests; retry after 1 s. Trying again")
+    expect(alert).to_contain_text("retry shortly", timeout=5000)
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible(timeout=8000)
+    expect(page.get_by_role("heading", name="Sign in")).to_have_count(0)
+    page.unroute("**/api/session")
+    page.reload()  # and the next reload too: the session was not forgotten
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
+    visit.failed.clear()  # the refusals were the point
+    assert len(refused) == 2 and visit.settle() == []

@@ -498,13 +498,29 @@ document.getElementById("sign-out").addEventListener("click", async () => {
 async function resume() {
   if (!sessions.maybePerson()) return false;
   try {
-    const current = await call({}, "GET", "/api/session");
+    const current = await answered(() => call({}, "GET", "/api/session"));
     session.csrf = current.csrfToken;
     session.user = current.user;
     return true;
   } catch {
-    sessions.markPerson(false);
+    sessions.markPerson(false); // the server said there is no session (401)
     return false;
+  }
+}
+
+// A first read of the page that failed and may pass (429, 5xx, the server out of reach)
+// is said in words and tried again, never taken as "not signed in": a reload during a
+// burst of requests kept the person signed out of a session that was still valid.
+async function answered(read) {
+  for (;;) {
+    try {
+      return await read();
+    } catch (error) {
+      if (!passing(error)) throw error;
+      nav.hidden = true;
+      show(alertBox(`${error.message} Trying again…`));
+      await new Promise((resolve) => setTimeout(resolve, VIEW_RETRY));
+    }
   }
 }
 
@@ -530,7 +546,7 @@ async function start() {
   if (link) return setPassword(link.kind, link.token);
   if (session.key) {
     try {
-      const me = await call(session, "GET", "/api/me");
+      const me = await answered(() => call(session, "GET", "/api/me"));
       session.scopes = me.key ? me.key.scopes : null;
     } catch {
       return signIn();
@@ -539,7 +555,10 @@ async function start() {
     return signIn();
   }
   if (!session.workspace) {
-    return call(session, "GET", "/api/workspace").then((f) => chooseWorkspace(f.data), () => signIn());
+    return answered(() => call(session, "GET", "/api/workspace")).then(
+      (f) => chooseWorkspace(f.data),
+      (error) => signIn(error.message),
+    );
   }
   openWorkspace();
 }
