@@ -628,3 +628,27 @@ def test_a_reload_during_a_burst_of_refusals_keeps_the_person_signed_in(
     expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
     visit.failed.clear()  # the refusals were the point
     assert len(refused) == 2 and visit.settle() == []
+
+
+def test_a_session_ended_elsewhere_says_what_it_did_not_save(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Sessions ended elsewhere while a panel held an edit: the page went to Sign in and the
+    typed text was gone without a word. The message now names what was not saved."""
+    account = new_account(database_url)
+    ana = api(
+        server, account, "POST", "/api/contact", json={"name": "Ana", "email": "ana@example.com"}
+    )["contact"]
+    owner = _invite(server, account, "owner")
+    _set_password(visit, owner)
+    page = visit.page
+    page.evaluate(f"location.hash = '#contacts/{ana['id']}'")
+    panel = page.get_by_role("dialog", name="Ana", exact=True)
+    panel.get_by_label("Last name").fill("Typed but not saved")
+    api(server, account, "DELETE", f"/api/user/{owner['id']}/sessions")
+    # The events feed's next poll meets the 401 (a Save would as well).
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=30_000)
+    expect(page.locator("p.error[role=alert]")).to_contain_text(
+        "Not saved: Ana — Last name “Typed but not saved”."
+    )
+    assert visit.settle(expected=("401 ",)) == []  # the 401s were the point

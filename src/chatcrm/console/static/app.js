@@ -79,6 +79,17 @@ function navWithoutWorkspace() {
 
 // Leave the open workspace: its feed stops, a view still loading is not shown, its panels
 // and dialogs close, and the boards' search and "Mine" start empty in the next one.
+// What the open panels hold unsaved, said when the session ends under them (they close):
+// " Not saved: Ana Díaz — Last name “Díaz Ruiz”." so that nothing typed goes unsaid.
+function notSaved() {
+  const lost = [];
+  for (const dialog of document.querySelectorAll("dialog.panel[open]")) {
+    const fields = dialog.unsaved ? dialog.unsaved() : [];
+    if (fields.length) lost.push(`${dialog.querySelector("h2")?.textContent ?? ""} — ${fields.join(", ")}`);
+  }
+  return lost.length ? ` Not saved: ${lost.join("; ")}.` : "";
+}
+
 function leaveWorkspace() {
   if (stopFollowing) stopFollowing();
   stopFollowing = null;
@@ -91,7 +102,10 @@ function leaveWorkspace() {
 
 // Sign in (contract J.3, K.3): a person with Email and Password (and Code when two-factor
 // is on); the API key stays as a second way in, behind the "Sign in with an API key" link.
-function signIn(message, { withKey = false } = {}) {
+function signIn(said, { withKey = false } = {}) {
+  // Whichever request met the ended session, what the closing panels held is said.
+  const lost = notSaved();
+  const message = said || lost ? `${said ?? ""}${lost}`.trim() : said;
   leaveWorkspace();
   settingPassword = false;
   nav.hidden = true;
@@ -410,7 +424,9 @@ function routed(kind, id, panel) {
 // this render, or by a later one that wins over it.
 // `notice`: a message to show above the view (the refusal that made it drawn again).
 async function render(ctx, { route = false, notice = null } = {}) {
-  if (ctx.session !== session) return; // a workspace signed out of (a late refresh)
+  // A workspace signed out of or left (a late refresh: a panel closing as the sign-in
+  // page opens asks for one, which would answer 401 and draw the sign-in again).
+  if (ctx.session !== session || current !== ctx) return;
   const { name, id } = currentRoute();
   const view = VIEWS[name];
   const turn = ++rendering;

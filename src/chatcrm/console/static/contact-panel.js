@@ -78,6 +78,7 @@ export async function contactPanel(ctx, id, frame) {
   const stage = select(workspace.contactStages.map((s) => [s.id, s.name]));
   const solved = h("input", { type: "checkbox" });
   const editor = new Editor();
+  frame.dialog.unsaved = () => editor.unsaved("contact");
   editor.add("name", name);
   editor.add("lastname", lastname);
   editor.add("email", email);

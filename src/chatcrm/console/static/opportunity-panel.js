@@ -59,6 +59,7 @@ export async function opportunityPanel(ctx, id, frame) {
   const stage = select(workspace.opportunityStages.map((s) => [s.id, s.name]));
   const expiration = input({ type: "date" });
   const editor = new Editor();
+  frame.dialog.unsaved = () => editor.unsaved("opportunity");
   editor.add("name", name);
   editor.add("description", description);
   editor.add("amount", amount, { send: () => amountOf(amount.value) });

@@ -184,6 +184,16 @@ export class Editor {
     );
   }
 
+  // What the person typed and has not saved, in words ("Last name “Díaz”"): what a
+  // session ended elsewhere says was lost with the panel (app.js, ended).
+  unsaved(kind) {
+    return Object.keys(this.changes()).map((wire) => {
+      const shown = this.fields.find((field) => field.wire === wire).value();
+      const text = typeof shown === "string" ? ` “${shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}”` : "";
+      return `${labelOf(kind, wire)}${text}`;
+    });
+  }
+
   changes() {
     const out = {};
     for (const field of this.fields) {
