@@ -23,6 +23,7 @@ import orjson
 from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chatcrm.api import headers
@@ -301,15 +302,17 @@ class IdempotencyMiddleware:
 
 
 async def _read_body(receive: Receive) -> bytes:
+    """The whole body; a client that hangs up before sending it all is ClientDisconnect
+    (499, nothing done), never a cut body whose refusal would be stored under its key and
+    replayed to its retry."""
     chunks = []
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            break
+            raise ClientDisconnect
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
+            return b"".join(chunks)
 
 
 def _replaying(body: bytes) -> Receive:
