@@ -564,6 +564,19 @@ def test_q_wildcards_are_literal(api: Api, q: str, matches: str) -> None:
     assert ids(all_pages(api, q=q)) == [hit["id"]]
 
 
+@pytest.mark.parametrize("path", ["/api/contact", "/api/opportunity", "/api/contact/board"])
+def test_q_up_to_the_longest_text_is_searched_and_longer_is_422(api: Api, path: str) -> None:
+    """No text field holds more than 10,000 characters. A q of 25,000 `_` was a 500 on
+    SQLite (its LIKE pattern past 50,000 bytes), a 200 on PostgreSQL."""
+    longest = api.get(path, params={"q": "_" * 10_000, "pageSize": "1"})
+    assert longest.status_code == 200, longest.text
+    for name in ("q", "search") if path == "/api/contact" else ("q",):
+        body = error(api.get(path, params={name: "_" * 10_001}), 422, "VALIDATION_ERROR")
+        assert body["data"]["errors"] == [
+            {"field": "q", "message": "must be at most 10000 characters"}
+        ]
+
+
 def test_q_percent_and_underscore_do_not_act_as_wildcards(api: Api) -> None:
     api.create_contact(name="abc")
     api.create_contact(name="aXc")

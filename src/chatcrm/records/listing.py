@@ -16,6 +16,7 @@ from sqlalchemy import ColumnElement, Select, bindparam, or_
 
 from chatcrm.core.errors import BadRequest, FieldError, require_valid
 from chatcrm.core.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TokenCodec, filters_digest
+from chatcrm.core.values import TEXT_MAX
 from chatcrm.db.database import Connection
 from chatcrm.db.keyset import list_with_token
 from chatcrm.db.textsearch import contains, contains_ci, like_pattern, pattern_for
@@ -99,6 +100,16 @@ class TextSearch(Filter):
         self.aliases = aliases
         self.columns = columns
         self.digit_columns = digit_columns
+
+    # No text column holds more (core/values.py), so a longer q can match nothing; and
+    # SQLite refuses a LIKE pattern past 50,000 bytes (a 500 there, a 200 on PostgreSQL).
+    def schema(self) -> Schema:
+        return {"type": "string", "maxLength": TEXT_MAX}
+
+    def parse(self, text: str) -> Any:
+        if len(text) > TEXT_MAX:
+            raise FieldError(self.name, f"must be at most {TEXT_MAX} characters")
+        return text
 
     def bind(self, value: Any, dialect: str) -> tuple[str, dict[str, Any]]:
         params = {"_q": pattern_for(value, dialect)}
