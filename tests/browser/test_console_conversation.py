@@ -133,6 +133,15 @@ def test_recorded_messages_show_in_order_and_new_ones_live(
     expect(items).to_have_count(3, timeout=LIVE_MS)
     expect(items.last).to_contain_text("Is the shop open on Sunday?")
     expect(items.last).to_have_accessible_name(re.compile(r"^Received "))
+    # Right-to-left text runs right to left, its end punctuation where it belongs, as does
+    # what is typed (each text's own direction, `dir="auto"`).
+    _record(server, account, ana, "in", "هل المتجر مفتوح يوم الأحد؟")
+    expect(items).to_have_count(4, timeout=LIVE_MS)
+    assert items.last.locator("p.text").evaluate("p => getComputedStyle(p).direction") == "rtl"
+    message = conversation.get_by_label("Message", exact=True)
+    message.fill("שלום")
+    assert message.evaluate("t => getComputedStyle(t).direction") == "rtl"
+    message.fill("")
     assert visit.settle() == []
 
 

@@ -15,7 +15,7 @@ export function composer(ctx, contactId, { feedback, sent }) {
   const path = `/api/contact/${encodeURIComponent(contactId)}/messages`;
   // No maxlength: the browser would cut a longer text without a word (and counts UTF-16
   // units, where the API's 4,096 are characters); the API's message says what is wrong.
-  const text = h("textarea", { rows: 3 });
+  const text = h("textarea", { rows: 3, dir: "auto" });
   const send = h("button", { type: "submit" }, "Send");
   const reason = h("p", { id: uid("window"), class: "window-closed", hidden: true }, WINDOW_CLOSED);
   const textForm = h(

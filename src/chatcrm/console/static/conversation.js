@@ -299,7 +299,7 @@ class Conversation {
             ` (${place.latitude}, ${place.longitude})`,
           )
         : null,
-      message.text ? h("p", { class: "text" }, message.text) : null,
+      message.text ? h("p", { class: "text", dir: "auto" }, message.text) : null,
     ];
   }
 
