@@ -247,6 +247,8 @@ def test_amounts_keep_every_digit(visit: Visit, server: str, database_url: str) 
     deal = made.json()["data"]["id"]
     panel = _open(visit, account, f"opportunities/{deal}", "Exact deal")
     expect(panel.get_by_label("Amount")).to_have_value("622051690711.0003")
+    # "Every field" writes it as the cards do (it showed 622051690711.0003 bare).
+    expect(panel.locator("dl.fields")).to_contain_text("Amount622,051,690,711.0003")
     page = visit.page
     page.keyboard.press("Escape")
     card = page.get_by_role("article", name=re.compile(r"^Exact deal"))

@@ -2,6 +2,7 @@
 // ETag, the edited fields, one action at a time with its errors shown, sections and lists,
 // the history and the list of every field.
 import { ApiError } from "./api.js";
+import { money } from "./cards.js";
 import { h } from "./dom.js";
 import { time, uid } from "./forms.js";
 import { formatPhone, historyLine, labelOf } from "./words.js";
@@ -301,6 +302,7 @@ function describe(ctx, kind, key, value) {
     return stageName(stages, value);
   }
   if (key === "internalWhatsappNumber" || key === "platformSenderPhone") return formatPhone(value);
+  if (key === "amount" || key === "finalAmount") return money(value); // as the cards show it
   if (typeof value === "boolean") return value ? "yes" : "no";
   if (typeof value === "object") return JSON.stringify(value);
   return String(value);
