@@ -149,6 +149,7 @@ def test_keys_list_shows_no_key_material(database_url: str) -> None:
     assert all(TIMESTAMP.match(item["createdAt"]) for item in listed)
     assert (first["revoked"], first["revokedAt"], first["rateLimit"]) == (False, None, None)
     assert (limited["revoked"], limited["revokedAt"], limited["rateLimit"]) == (False, None, 5)
+    assert type(limited["rateLimit"]) is int  # `5`, as given, not the stored float's `5.0`
     assert revoked["revoked"] is True and revoked["rateLimit"] is None
     assert TIMESTAMP.match(revoked["revokedAt"]) and revoked["revokedAt"] >= revoked["createdAt"]
 

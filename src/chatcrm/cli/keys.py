@@ -184,6 +184,12 @@ def _key_body(
     return body
 
 
+def _as_written(rate: float | None) -> float | int | None:
+    """A whole rate as a whole number (`50`, as `keys limit KEY 50` was given and the table
+    shows it), not the stored float's `50.0`."""
+    return int(rate) if rate is not None and rate.is_integer() else rate
+
+
 def _key_id(given: str) -> str:
     """A key's id as the database holds it, from the id in any case, the 32 hex digits a
     key shows (`ccrm_<32 hex>_…`), or the whole key."""
@@ -284,7 +290,7 @@ def keys_list(database_url: str | None, account_id: str | None, as_json: bool) -
                 "createdAt": iso(row["created_at"]),
                 "revoked": row["revoked_at"] is not None,
                 "revokedAt": iso(row["revoked_at"]),
-                "rateLimit": row["rate_limit"],
+                "rateLimit": _as_written(row["rate_limit"]),
             }
             for row in await auth_repo.list_keys(conn, account_id)
         ]
