@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -265,6 +265,23 @@ def answer_unavailable(route: Route) -> None:
     body = '{"success":false,"code":503,"errorCode":"SERVICE_UNAVAILABLE",'
     body += '"message":"The database is unreachable; retry shortly.","data":null}'
     route.fulfill(status=503, body=body, content_type="application/json")
+
+
+def refusing_first(
+    *answers: Callable[[Route], None],
+) -> tuple[Callable[[Route], None], list[str]]:
+    """A route handler that answers the first requests it meets with `answers`, one each
+    in turn, then lets every later one through; and the URLs it answered so."""
+    refused: list[str] = []
+
+    def handle(route: Route) -> None:
+        if len(refused) >= len(answers):
+            route.continue_()
+            return
+        refused.append(route.request.url)
+        answers[len(refused) - 1](route)
+
+    return handle, refused
 
 
 def api(server: str, account: NewAccount, method: str, path: str, **kw: Any) -> Any:

@@ -10,7 +10,15 @@ import pytest
 from playwright.sync_api import Page, Request, Route, expect
 
 from chatcrm.provisioning import NewAccount
-from tests.browser.conftest import Visit, answer_unavailable, api, create, sign_in, update
+from tests.browser.conftest import (
+    Visit,
+    answer_unavailable,
+    api,
+    create,
+    refusing_first,
+    sign_in,
+    update,
+)
 from tests.conftest import new_account
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -182,15 +190,7 @@ def test_a_live_reload_that_failed_is_tried_again_and_its_alert_goes(
     page = _open_console(visit, account)
     column = page.get_by_role("region", name=first["name"], exact=True)
     expect(column.get_by_label("0 contacts")).to_have_text("0")
-    refused: list[str] = []
-
-    def once_unavailable(route: Route) -> None:
-        if refused:
-            route.continue_()
-            return
-        refused.append(route.request.url)
-        answer_unavailable(route)
-
+    once_unavailable, refused = refusing_first(answer_unavailable)
     page.route("**/api/contact/board*", once_unavailable)
     create(server, account, "contact", name="Eli", email="eli@example.com")
     alert = page.locator("p.error[role=alert]")
@@ -208,18 +208,10 @@ def test_a_view_whose_first_read_failed_is_read_again(
     good, and no change made elsewhere ever came."""
     account = new_account(database_url)
     create(server, account, "contact", name="Ada", email="ada@example.com")
-    refused: list[str] = []
-
-    def first_unavailable(route: Route) -> None:
-        if len(refused) >= 2:
-            route.continue_()
-            return
-        refused.append(route.request.url)
-        if len(refused) == 2:  # no answer at all: the server out of reach
-            route.abort("connectionrefused")
-            return
-        answer_unavailable(route)
-
+    # A 503, then no answer at all: the server out of reach.
+    first_unavailable, refused = refusing_first(
+        answer_unavailable, lambda route: route.abort("connectionrefused")
+    )
     visit.page.route("**/api/contact/board*", first_unavailable)
     visit.goto("/console")
     sign_in(visit, account)

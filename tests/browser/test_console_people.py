@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from chatcrm.provisioning import NewAccount
-from tests.browser.conftest import Visit, answer_unavailable, api, sign_in
+from tests.browser.conftest import Visit, answer_unavailable, api, refusing_first, sign_in
 from tests.client import unique_email
 from tests.conftest import new_account
 
@@ -602,20 +602,13 @@ def test_a_reload_during_a_burst_of_refusals_keeps_the_person_signed_in(
     _set_password(visit, _invite(server, account, "owner"))
     page = visit.page
     expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
-    refused: list[str] = []
 
-    def busy_twice(route: Route) -> None:
-        if len(refused) >= 2:
-            route.continue_()
-            return
-        refused.append(route.request.url)
-        if len(refused) == 1:
-            body = '{"success":false,"code":429,"errorCode":"RATE_LIMITED",'
-            body += '"message":"Too many requests; retry after 1 s.","data":null}'
-            route.fulfill(status=429, body=body, content_type="application/json")
-        else:
-            answer_unavailable(route)
+    def rate_limited(route: Route) -> None:
+        body = '{"success":false,"code":429,"errorCode":"RATE_LIMITED",'
+        body += '"message":"Too many requests; retry after 1 s.","data":null}'
+        route.fulfill(status=429, body=body, content_type="application/json")
 
+    busy_twice, refused = refusing_first(rate_limited, answer_unavailable)
     page.route("**/api/session", busy_twice)
     page.reload()
     alert = page.locator("p.error[role=alert]")
