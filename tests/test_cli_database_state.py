@@ -168,6 +168,42 @@ def test_a_table_of_another_application_is_refused(empty_url: str, command: list
     assert tables(empty_url) == {"accounts"}  # nothing made beside it
 
 
+@pytest.mark.parametrize("command", COMMANDS.values(), ids=COMMANDS.keys())
+def test_tables_with_names_chatcrm_does_not_use_are_refused(
+    empty_url: str, command: list[str]
+) -> None:
+    """A database another application uses, with no name of chatcrm's among its tables (a
+    listing pointed at the wrong database must not install chatcrm's schema beside them)."""
+    sql(empty_url, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    sql(empty_url, "CREATE VIEW recent_notes AS SELECT * FROM notes")
+    line = failed_with_one_line(run_cli(*command, "--database-url", empty_url))
+    assert line == (
+        f"chatcrm: error: {where(empty_url)} holds tables that are not chatcrm's ('notes' "
+        "exists already); chatcrm needs an empty database of its own: create one, or fix "
+        "--database-url"
+    )
+    assert tables(empty_url) == {"notes"}
+
+
+def test_an_extensions_own_tables_do_not_make_a_database_foreign(empty_url: str) -> None:
+    """Tables an extension installs into the schema (as PostGIS does) belong to it, not
+    to another application."""
+    if empty_url.startswith("sqlite"):
+        pytest.skip("PostgreSQL's extensions")
+    sql(
+        empty_url,
+        "CREATE TABLE ext_settings (k TEXT)",
+        "CREATE EXTENSION IF NOT EXISTS plpgsql",
+    )
+    # Make the table a member of an installed extension, as CREATE EXTENSION would.
+    sql(empty_url, "ALTER EXTENSION plpgsql ADD TABLE ext_settings")
+    try:
+        succeeded(run_cli("migrate", "--database-url", empty_url))
+        assert "accounts" in tables(empty_url)
+    finally:
+        sql(empty_url, "ALTER EXTENSION plpgsql DROP TABLE ext_settings")
+
+
 def test_the_setting_named_is_the_one_the_url_came_from(empty_url: str) -> None:
     sql(empty_url, "CREATE TABLE accounts (login VARCHAR(40) PRIMARY KEY)")
     line = failed_with_one_line(run_cli("migrate", env={"CHATCRM_DATABASE_URL": empty_url}))

@@ -113,6 +113,28 @@ async def _holds_first_tables(conn: AsyncConnection) -> bool:
     return True
 
 
+async def _foreign_table(conn: AsyncConnection) -> str | None:
+    """A table or view of a database chatcrm has not migrated (none of them can be
+    chatcrm's: its migrations create every table and the revision in one transaction),
+    else None. An extension's own tables (PostGIS's `spatial_ref_sys`) do not count."""
+    if conn.dialect.name == "postgresql":
+        found = """
+            SELECT c.relname FROM pg_class c
+            WHERE c.relnamespace = current_schema()::regnamespace
+              AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+              AND NOT EXISTS (
+                SELECT 1 FROM pg_depend d
+                WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
+            ORDER BY c.relname LIMIT 1"""
+    else:
+        found = """
+            SELECT name FROM sqlite_master
+            WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+            ORDER BY name LIMIT 1"""
+    name = (await conn.execute(text(found))).scalar()
+    return None if name is None else str(name)
+
+
 async def unknown_revision(conn: AsyncConnection, found: str | None) -> NewerSchema | None:
     """For a database at revision `found`: a NewerSchema when that is a revision this code
     does not know, of a newer chatcrm; ForeignSchema raised when it is not chatcrm's."""
@@ -190,6 +212,11 @@ async def upgrade(
         head = head_revision()
         before = await current_revision(conn)
         migrated = await unknown_revision(conn, before)
+        # Refused before any statement: a database holding tables but no chatcrm schema is
+        # another application's, even when none of its names is one of chatcrm's.
+        foreign = await _foreign_table(conn) if before is None else None
+        if foreign is not None:
+            raise ForeignSchema(f"{foreign!r} exists already")
         if migrated is None and (head is None or before != head):
             if await is_laid_out(conn):
                 # One transaction runs every migration: on Citus a function command (0017
