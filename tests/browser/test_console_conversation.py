@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Locator, Page, Request, expect
+from playwright.sync_api import Locator, Page, Request, Route, expect
 
 from chatcrm.provisioning import NewAccount
 from tests.browser.conftest import Visit, answer_unavailable, api, create, sign_in
@@ -410,6 +410,81 @@ def test_a_status_dated_in_the_second_of_the_send_shows_live(
     answer = httpx.post(f"{server}/channels/whatsapp/{channel['id']}", content=raw, headers=headers)
     assert answer.status_code == 200, answer.text
     expect(sent.locator(".delivery")).to_have_text("Delivered", timeout=LIVE_MS)
+    assert visit.settle() == []
+
+
+def _statuses(phone_number_id: str, wamid: str, second: int, *steps: str) -> dict[str, Any]:
+    """Meta's delivery of statuses of one sent message, each dated `second` (whole)."""
+    statuses = [
+        {"id": wamid, "status": step, "timestamp": str(second), "recipient_id": NUMBER}
+        for step in steps
+    ]
+    return {
+        "object": "whatsapp_business_account",
+        "entry": [{"id": "WABA", "changes": [{"field": "messages", "value": {
+            "messaging_product": "whatsapp",
+            "metadata": {"display_phone_number": "5115550000", "phone_number_id": phone_number_id},
+            "statuses": statuses,
+        }}]}],
+    }  # fmt: skip
+
+
+def test_a_late_answer_to_the_send_does_not_take_its_status_back(
+    visit: Visit, server: str, database_url: str, graph: Graph
+) -> None:
+    """The send's answer (`queued`) reaches the page after the live events said `read`:
+    Meta dates statuses in whole seconds, so the answer's time looks newer, but a status
+    never moves back (docs/channels.md 7)."""
+    account = new_account(database_url)
+    phone_number_id = "100200300400510"
+    channel = _channel(server, account, graph, phone_number_id)
+    ivo = _contact(server, account, "Ivo")
+    _record(server, account, ivo, "in", "Is it in stock?", timedelta(minutes=1))
+    conversation = _open_panel(visit, account, ivo, "Ivo")
+    path = f"/api/contact/{ivo}/messages"
+
+    def held(route: Route) -> None:
+        """The answer held until the message was sent, delivered and read, and shown so."""
+        if route.request.method != "POST":
+            route.continue_()
+            return
+        answer = route.fetch()
+        queued = answer.json()["data"]["message"]
+        sent: dict[str, Any] = {}
+        for _ in range(100):
+            [sent] = [
+                m for m in api(server, account, "GET", path)["messages"] if m["id"] == queued["id"]
+            ]
+            if sent["externalId"]:
+                break
+            visit.page.wait_for_timeout(100)  # not time.sleep: the page's other requests go on
+        second = int(datetime.fromisoformat(queued["createdAt"]).timestamp())
+        raw, headers = _signed(
+            _statuses(phone_number_id, sent["externalId"], second, "delivered", "read")
+        )
+        posted = httpx.post(
+            f"{server}/channels/whatsapp/{channel['id']}", content=raw, headers=headers
+        )
+        assert posted.status_code == 200, posted.text
+        # The live events show it read before the answer arrives.
+        expect(_messages(conversation).last.locator(".delivery")).to_have_text(
+            "Read", timeout=LIVE_MS
+        )
+        route.fulfill(response=answer)
+
+    visit.page.route(re.compile(r"/api/contact/[^/?]+/messages$"), held)
+    text = conversation.get_by_label("Message", exact=True)
+    text.fill("Yes, two left.")
+    conversation.get_by_role("button", name="Send", exact=True).click()
+    expect(text).to_have_value("", timeout=SENT_MS + LIVE_MS)  # the answer came
+    [message] = [
+        m for m in api(server, account, "GET", path)["messages"] if m["direction"] == "out"
+    ]
+    assert message["status"] == "read"
+    delivery = _messages(conversation).last.locator(".delivery")
+    expect(delivery).to_have_text("Read")
+    visit.page.wait_for_timeout(300)
+    expect(delivery).to_have_text("Read")
     assert visit.settle() == []
 
 

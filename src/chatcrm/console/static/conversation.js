@@ -76,9 +76,17 @@ function compare(a, b) {
   return byTime(a.createdAt, b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
+// How far a sent message has gone; `failed` is outside the line (a retry queues it again).
+const PROGRESS = { queued: 0, sent: 1, delivered: 2, read: 3 };
+
 // Whether `next` is the same message at a later state than the one shown (statuses only
-// move on, and a retry's `queued` is newer than the `failed` before it).
+// move on, and a retry's `queued` is newer than the `failed` before it). Along the line
+// the status itself decides: Meta dates statuses in whole seconds, so a send's answer
+// (`queued`, dated to the microsecond) that arrives after the events said `read` looks
+// newer by its time.
 function later(next, shown) {
+  const [from, to] = [PROGRESS[shown.status], PROGRESS[next.status]];
+  if (from !== undefined && to !== undefined && from !== to) return to > from;
   const order = byTime(next.statusAt || next.createdAt, shown.statusAt || shown.createdAt);
   return order > 0 || (order === 0 && (next.status !== shown.status || next.externalId !== shown.externalId));
 }
