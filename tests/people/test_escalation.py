@@ -130,6 +130,12 @@ def test_a_user_s_keys_follow_the_user_s_role_and_status(owner_api: Api) -> None
     error(owner_api.get("/api/contact", auth=key), 401, "UNAUTHORIZED")
 
 
+def _failed_sign_ins(api: Api) -> list[str]:
+    """The e-mails of the account's audited failed sign-ins, newest first."""
+    entries = ok_data(api.get("/api/audit", params={"pageSize": "100"}, workspace=None))["data"]
+    return [e["target"] for e in entries if e["action"] == "session.failed"]
+
+
 def test_a_reset_link_of_a_two_factor_user_still_needs_the_code(owner_api: Api) -> None:
     user = person(owner_api, "admin")
     totp = pyotp.TOTP(ok_data(user.request("POST", "/api/me/2fa"))["secret"])
@@ -140,8 +146,11 @@ def test_a_reset_link_of_a_two_factor_user_still_needs_the_code(owner_api: Api) 
     accept = {"token": token_of(link["resetUrl"]), "password": "a new long password"}
     missing = browser.request("POST", "/api/invitation/accept", json=accept)
     error(missing, 401, "TWO_FACTOR_REQUIRED")
+    # Asked for, not guessed: not counted (J.3); a wrong code is counted and audited.
+    assert _failed_sign_ins(owner_api) == []
     wrong = browser.request("POST", "/api/invitation/accept", json={**accept, "code": "12345x"})
-    error(wrong, 401, "TWO_FACTOR_REQUIRED")
+    assert error(wrong, 401, "TWO_FACTOR_REQUIRED")["message"].startswith("The code is not right")
+    assert _failed_sign_ins(owner_api) == [user.user["email"]]
     # Neither changed the password, nor used the link up.
     old = {"email": user.user["email"], "password": PASSWORD, "code": recovery[0]}
     assert browser.request("POST", "/api/session", json=old).status_code == 200

@@ -229,6 +229,15 @@ def test_an_admin_cannot_make_change_or_remove_an_owner(owner_api: Api) -> None:
     ok_data(owner_api.post(f"/api/user/{owner.user['id']}/reset-link", workspace=None))
 
 
+def test_an_operation_with_no_body_fields_says_it_takes_none(owner_api: Api) -> None:
+    """J.1: a reset link takes no body fields; the refusal must not list an empty set."""
+    user = invite(owner_api)["user"]
+    refused = owner_api.post(f"/api/user/{user['id']}/reset-link", json={"x": 1}, workspace=None)
+    body = _refusal(refused, 400, "BAD_REQUEST")
+    assert body["message"] == "Unexpected body key 'x'. It takes none."
+    assert body["data"]["errors"] == [{"field": "x", "message": body["message"]}]
+
+
 def test_a_key_limited_to_workspaces_manages_only_users_inside_them(owner_api: Api) -> None:
     second = ok_data(owner_api.post("/api/workspace", json={"name": "Two"}, workspace=None))["id"]
     limited = ok_data(
@@ -652,6 +661,12 @@ def test_sessions_expire_when_idle_and_after_their_lifetime(database_url: str, a
 # --- two-factor ------------------------------------------------------------------------------
 
 
+WRONG_CODE = (
+    "The code is not right: enter the current code of your authenticator app (or an unused "
+    "recovery code)."
+)
+
+
 def test_two_factor_codes_are_single_use(owner_api: Api) -> None:
     agent = person(owner_api, "agent")
     started = ok_data(agent.request("POST", "/api/me/2fa"))
@@ -665,9 +680,11 @@ def test_two_factor_codes_are_single_use(owner_api: Api) -> None:
     assert len(codes["recoveryCodes"]) == 10
     assert ok_data(agent.request("GET", "/api/me"))["user"]["twoFactorEnabled"] is True
     email = agent.user["email"]
-    _refusal(_sign_in(owner_api.http, email, PASSWORD), 401, "TWO_FACTOR_REQUIRED")
-    # The code that enabled it was used: it is not accepted again.
-    _refusal(_sign_in(owner_api.http, email, PASSWORD, code=code), 401, "TWO_FACTOR_REQUIRED")
+    asked = _refusal(_sign_in(owner_api.http, email, PASSWORD), 401, "TWO_FACTOR_REQUIRED")
+    assert asked["message"] == "Enter the code of your authenticator app (or a recovery code)."
+    # The code that enabled it was used: it is not accepted again, and that is said.
+    used = _sign_in(owner_api.http, email, PASSWORD, code=code)
+    assert _refusal(used, 401, "TWO_FACTOR_REQUIRED")["message"] == WRONG_CODE
     recovery = codes["recoveryCodes"][0]
     assert _sign_in(owner_api.http, email, PASSWORD, code=recovery).status_code == 200
     _refusal(_sign_in(owner_api.http, email, PASSWORD, code=recovery), 401, "TWO_FACTOR_REQUIRED")

@@ -25,8 +25,14 @@ class InvalidCredentials(ServiceError):
 class TwoFactorRequired(ServiceError):
     status, error_code = 401, m.TWO_FACTOR_REQUIRED
 
-    def __init__(self) -> None:
-        super().__init__("Enter the code of your authenticator app (or a recovery code).")
+    def __init__(self, *, wrong: bool = False) -> None:
+        # The password was right: saying that the code was wrong tells nothing new.
+        super().__init__(
+            "The code is not right: enter the current code of your authenticator app (or an "
+            "unused recovery code)."
+            if wrong
+            else "Enter the code of your authenticator app (or a recovery code)."
+        )
 
 
 class SessionExpired(ServiceError):

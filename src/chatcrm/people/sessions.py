@@ -360,11 +360,11 @@ async def _second_factor(
     now: datetime,
     on_failure: OnFailure,
 ) -> None:
-    if not code:
+    if not code:  # asked for, not guessed: nothing to count
         raise TwoFactorRequired
     if not await two_factor.accept_code(conn, user, code):
         await _fail(conn, by_email, by_ip, now, on_failure, user)
-        raise TwoFactorRequired
+        raise TwoFactorRequired(wrong=True)
 
 
 async def _fail(

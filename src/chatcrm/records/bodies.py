@@ -44,9 +44,8 @@ def create_body(table: FieldTable, body: dict[str, Any], *, workspace_key: bool 
     for key in body:
         if key not in allowed and not (key == WORKSPACE_KEY and workspace_key):
             accepted = sorted([*allowed, *([WORKSPACE_KEY] if workspace_key else [])])
-            raise BadRequest.field(
-                key, f"Unexpected body key '{key}'. Accepted keys: {', '.join(accepted)}."
-            )
+            takes = f"Accepted keys: {', '.join(accepted)}" if accepted else "It takes none"
+            raise BadRequest.field(key, f"Unexpected body key '{key}'. {takes}.")
     given = Given()
     given.errors.extend(
         FieldError(wire, "is required") for wire in table.required if _absent(table[wire], body)
