@@ -645,3 +645,84 @@ def test_a_session_ended_elsewhere_says_what_it_did_not_save(
         "Not saved: Ana — Last name “Typed but not saved”."
     )
     assert visit.settle(expected=("401 ",)) == []  # the 401s were the point
+
+
+def _second_tab_signs_in(visit: Visit, invited: dict) -> Page:
+    """Another tab of the same browser, where `invited` sets a password: the browser's
+    cookie is then that person's session, not the first tab's."""
+    other = visit.page.context.new_page()
+    other.goto(f"{visit.base_url}/console{_fragment(invited['inviteUrl'])}")
+    other.get_by_label("Password").fill(PASSWORD)
+    other.get_by_role("button", name="Set password").click()
+    other.get_by_role("button", name="Test workspace").click()
+    expect(other.get_by_role("heading", name="Contacts")).to_be_visible()
+    return other
+
+
+def test_sign_out_ends_the_session_the_browser_holds_after_another_tab_signed_in(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """The first tab's token is not the cookie's session's (403 CSRF_FAILED): the console
+    took that for "signed out" and left the browser signed in as the other person."""
+    account = new_account(database_url)
+    _set_password(visit, _invite(server, account, "owner"))
+    page = visit.page
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
+    other = _second_tab_signs_in(visit, _invite(server, account, "viewer"))
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("Email")).to_be_visible()
+    expect(page.get_by_role("alert")).to_have_count(0)  # nothing left open to say
+    assert page.request.get(f"{server}/api/session").status == 401
+    other.reload()
+    expect(other.get_by_label("Email")).to_be_visible()
+    assert visit.settle(expected=("403 ",)) == []  # the first DELETE's refusal
+
+
+def test_a_tab_whose_session_another_person_replaced_says_so(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """A change from the owner's tab after a viewer signed in in another one went out with
+    the owner's token and the viewer's cookie: "needs the header X-CSRF-Token" at every
+    click, under the owner's controls. The tab now says who holds the browser."""
+    account = new_account(database_url)
+    _set_password(visit, _invite(server, account, "owner"))
+    page = visit.page
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
+    viewer = _invite(server, account, "viewer")
+    _second_tab_signs_in(visit, viewer)
+    page.get_by_role("button", name="New contact").click()
+    dialog = page.get_by_role("dialog", name="New contact")
+    dialog.get_by_label("Name", exact=True).fill("Made by nobody")
+    dialog.get_by_label("Email").fill("nobody@example.com")
+    dialog.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text(
+        f"{viewer['user']['email']}) signed in in another tab of this browser"
+    )
+    listed = api(server, account, "GET", "/api/contact")
+    assert "Made by nobody" not in str(listed)
+    assert visit.settle(expected=("403 ",)) == []
+
+
+def test_the_same_person_signed_in_again_in_another_tab_goes_on_working(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """The same person's new session (another tab's sign-in): the change goes through with
+    its token, without a word."""
+    account = new_account(database_url)
+    owner = _invite(server, account, "owner")
+    _set_password(visit, owner)
+    page = visit.page
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
+    # A sign-in elsewhere in this browser (sharing its cookies): a new session, the first
+    # one still open.
+    again = {"email": owner["user"]["email"], "password": PASSWORD}
+    assert page.context.request.post(f"{server}/api/session", data=again).ok
+    page.get_by_role("button", name="New contact").click()
+    dialog = page.get_by_role("dialog", name="New contact")
+    dialog.get_by_label("Name", exact=True).fill("Made again")
+    dialog.get_by_label("Email").fill("made.again@example.com")
+    dialog.get_by_role("button", name="Create").click()
+    expect(dialog).to_be_hidden()
+    assert "Made again" in str(api(server, account, "GET", "/api/contact"))
+    assert visit.settle(expected=("403 ",)) == []

@@ -13,6 +13,7 @@ import pyotp
 import pytest
 from fastapi.testclient import TestClient
 
+from chatcrm.api.gate import WRONG_CSRF
 from chatcrm.app import create_app
 from chatcrm.auth import scopes
 from chatcrm.config import Settings
@@ -472,13 +473,15 @@ def test_csrf_token_and_origin_guard_cookie_changes(owner_api: Api) -> None:
     admin = person(owner_api, "admin")
     body = {"email": unique_email(), "name": "C", "role": "admin"}
     no_token = admin.request("POST", "/api/user", json=body, csrf=False)
-    _refusal(no_token, 403, "CSRF_FAILED")
+    missing = _refusal(no_token, 403, "CSRF_FAILED")["message"]
+    assert missing == "A change made with the session cookie needs the header X-CSRF-Token."
     wrong = admin.request(
         "POST", "/api/user", json=body, csrf=False, headers={"x-csrf-token": "nope"}
     )
-    _refusal(wrong, 403, "CSRF_FAILED")
+    # The header was sent: the message says what is wrong with it instead.
+    assert _refusal(wrong, 403, "CSRF_FAILED")["message"] == WRONG_CSRF
     foreign = admin.request("POST", "/api/user", json=body, headers={"origin": "https://evil.test"})
-    _refusal(foreign, 403, "CSRF_FAILED")
+    assert _refusal(foreign, 403, "CSRF_FAILED")["message"].endswith("must come from this server.")
     listed = ok_data(owner_api.get("/api/user", workspace=None))["data"]
     assert body["email"] not in [u["email"] for u in listed]  # nothing changed
     same = admin.request("POST", "/api/user", json=body, headers={"origin": "http://console.test"})

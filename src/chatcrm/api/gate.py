@@ -61,12 +61,21 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
+WRONG_CSRF = (
+    "The X-CSRF-Token is not the session's: a sign-in since (in another tab, say) replaced "
+    "the session the cookie holds; GET /api/session gives its token."
+)
+
+
 def check_csrf(scope: Scope, settings: Settings, expected: str) -> None:
     """A cookie-authenticated change carries the session's token in X-CSRF-Token and, when
     the browser sends Origin, comes from this server's own origin (CSRF Cheat Sheet)."""
     token = _header(scope, sessions.CSRF_HEADER.encode())
-    if token is None or not secrets.compare_digest(token.encode(), expected.encode()):
+    if token is None:
         raise CsrfFailed("A change made with the session cookie needs the header X-CSRF-Token.")
+    if not secrets.compare_digest(token.encode(), expected.encode()):
+        # Most often the cookie now holds another session: a sign-in since, in another tab.
+        raise CsrfFailed(WRONG_CSRF)
     origin = _header(scope, b"origin")
     if origin is None:
         return

@@ -345,7 +345,16 @@ function context(workspace) {
     call: async (method, path, options) => {
       try {
         return await call(session, method, path, options);
-      } catch (error) {
+      } catch (refused) {
+        let error = refused;
+        // Refused before it was done: sent again with the token of the session now held.
+        if (await sessionRenewed(refused)) {
+          try {
+            return await call(session, method, path, options);
+          } catch (again) {
+            error = again;
+          }
+        }
         ctx.ended(error, method);
         ctx.refusedByRole(error);
         throw error;
@@ -387,6 +396,33 @@ function context(workspace) {
     view: null,
   };
   return ctx;
+}
+
+// A change refused CSRF_FAILED: the browser's cookie holds another session than the one
+// this tab signed in with (the person signed in again in another tab, or someone else
+// did). The same person: its token is taken and the change may be sent again (true).
+// Another person: this tab must not act as them under this one's controls, so it goes to
+// the sign-in, which says who holds the browser now.
+async function sessionRenewed(error) {
+  if (!(error instanceof ApiError && error.code === "CSRF_FAILED") || session.key) return false;
+  const asked = session;
+  let holding;
+  try {
+    holding = await call({}, "GET", "/api/session");
+  } catch (failed) {
+    if (asked === session && failed instanceof ApiError && ENDED.has(failed.code)) signIn(failed.message);
+    return false;
+  }
+  if (asked !== session) return false;
+  if (session.user && holding.user.id === session.user.id) {
+    session.csrf = holding.csrfToken;
+    return true;
+  }
+  signIn(
+    `${holding.user.name} (${holding.user.email}) signed in in another tab of this browser: ` +
+      "sign in again to go on here.",
+  );
+  return false;
 }
 
 // The hash names a view, and may name a record of it whose panel is open: `#contacts/<id>`.
@@ -500,15 +536,34 @@ document.getElementById("sign-out").addEventListener("click", async () => {
   sessions.forget();
   session = { key: null, workspace: null, csrf: null, user: null };
   leaveWorkspace(); // a view still loading is not shown
-  if (!leaving.key && leaving.csrf) {
-    try {
-      await call(leaving, "DELETE", "/api/session");
-    } catch {
-      // already ended: signed out all the same
-    }
-  }
-  signIn();
+  signIn(!leaving.key && leaving.csrf ? await endSession(leaving) : undefined);
 });
+
+// "Sign out" ends the session the browser's cookie holds: if another tab signed in since
+// (another person, say), that session's CSRF token is read and it is ended, rather than
+// the refusal taken for "signed out" while the browser stays signed in. What could not be
+// ended is said (undefined: signed out).
+async function endSession(leaving) {
+  try {
+    await call(leaving, "DELETE", "/api/session");
+    return undefined;
+  } catch (error) {
+    if (error instanceof ApiError && ENDED.has(error.code)) return undefined; // already ended
+    if (!(error instanceof ApiError && error.code === "CSRF_FAILED")) return notSignedOut(error);
+  }
+  try {
+    const holding = await call({}, "GET", "/api/session");
+    await call({ key: null, csrf: holding.csrfToken }, "DELETE", "/api/session");
+    return undefined;
+  } catch (error) {
+    return error instanceof ApiError && ENDED.has(error.code) ? undefined : notSignedOut(error);
+  }
+}
+
+function notSignedOut(error) {
+  sessions.markPerson(true); // the cookie may still hold a session: a reload looks
+  return `Not signed out: ${error.message} The session may still be open: sign out again.`;
+}
 
 // A person's session (the cookie) survives a reload: its CSRF token is asked for again.
 async function resume() {
