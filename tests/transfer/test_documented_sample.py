@@ -33,6 +33,8 @@ def test_the_documented_sample_imports_as_shown(
     csv_text, argv, expected = _doc_sample()
     account = new_account(database_url)  # a workspace as `chatcrm init` makes it
     ws = Workspace(server, account.api_key, account.workspace_id)
+    # What the demo's "Try it" line of a first `chatcrm serve` creates (cli/service.py).
+    ws.call("POST", "/api/contact", json={"name": "Ana", "email": "ana@example.com"})
     assert argv[:3] == ["chatcrm", "import", "contacts"]
     (tmp_path / argv[3]).write_text(csv_text, encoding="utf-8")
     args: list[str] = []
