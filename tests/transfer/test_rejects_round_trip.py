@@ -65,3 +65,24 @@ def test_a_rejects_file_of_a_file_with_nameless_columns_imports_again(
     assert again.exit_code == 0, again.output
     assert summary(again) == "created 1, updated 0, unchanged 0, failed 0"
     assert sorted(c["name"] for c in ws.records("/api/contact")) == ["Bad", "Good"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("through", ["same path", "a link"])
+def test_a_rejects_file_that_is_the_file_imported_is_refused(
+    server: Server, database_url: str, tmp_path: Path, through: str
+) -> None:
+    """Opening the rejects file emptied the file being imported before it was read, and
+    the import then said `failed 0`, exit 0."""
+    account = new_account(database_url)
+    ws = Workspace(server, account.api_key, account.workspace_id)
+    sample = write_csv(tmp_path / "in.csv", [["name", "email"], ["Bad", "not-an-email"]])
+    before = sample.read_bytes()
+    rejects = sample
+    if through == "a link":
+        rejects = tmp_path / "rejects.csv"
+        rejects.symlink_to(sample)
+    run = ws.cli("import", "contacts", str(sample), "--rejects", str(rejects))
+    assert run.exit_code == 2, run.output
+    assert f"{rejects}: --rejects names the file being imported; name another file" in run.output
+    assert sample.read_bytes() == before

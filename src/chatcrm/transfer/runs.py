@@ -44,6 +44,14 @@ def connected(target: Target) -> Iterator[tuple[Remote, WorkspaceNames]]:
         remote.close()
 
 
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether two paths name one file (through links too); a missing one names none."""
+    try:
+        return one.samefile(other)
+    except OSError:
+        return False
+
+
 def run_import(
     kind: str,
     path: Path,
@@ -56,6 +64,11 @@ def run_import(
     bom: bool = False,
     progress_interval: float,
 ) -> Tally:
+    if rejects_path is not None and _same_file(rejects_path, path):
+        # Opened for writing, the rejects file would empty the file before it is read.
+        raise BadInput(
+            f"{rejects_path}: --rejects names the file being imported; name another file"
+        )
     columns = COLUMNS[kind]
     source = open_csv(path)
     read = columns.read_header(source.header)
