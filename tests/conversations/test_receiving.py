@@ -5,6 +5,7 @@ racing ones) changing nothing, statuses forward only."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -131,6 +132,49 @@ def test_a_known_number_is_the_existing_contact(conv: Conversation) -> None:
     conv.inbound(phone, "It's me")
     assert conv.contact_of(phone)["id"] == known["id"]
     assert _count(conv, known["id"]) == 1
+
+
+def test_messages_of_one_second_in_later_deliveries_follow_the_earlier_ones(
+    conv: Conversation,
+) -> None:
+    """Meta dates messages in whole seconds and may bring one second's messages in several
+    deliveries: each delivery's own were placed a microsecond apart from that second, so a
+    later delivery's first went before the earlier delivery's second, and never became the
+    contact's last message."""
+    number = new_sender_number()
+    second = int(time.time()) - 5
+    first = [
+        text_message(number, "1 Hi", ts=second),
+        text_message(number, "2 I need help", ts=second),
+    ]
+    ok_data(conv.deliver(delivery(conv.phone_number_id, messages=first)))
+    ok_data(
+        conv.deliver(
+            delivery(
+                conv.phone_number_id, messages=[text_message(number, "3 with my order", ts=second)]
+            )
+        )
+    )
+    contact = conv.contact_of(number)
+    listed = conv.messages(contact["id"])["messages"]
+    assert [m["text"] for m in sorted(listed, key=lambda m: m["createdAt"])] == [
+        "1 Hi", "2 I need help", "3 with my order"
+    ]  # fmt: skip
+    assert all(m["createdAt"].startswith(listed[0]["createdAt"][:19]) for m in listed)
+    assert contact["lastMessage"] == "3 with my order"
+    # A message of an earlier second, delivered late, still goes before them.
+    ok_data(
+        conv.deliver(
+            delivery(conv.phone_number_id, messages=[text_message(number, "0 late", ts=second - 1)])
+        )
+    )
+    after = conv.contact_of(number)
+    assert after["lastMessage"] == "3 with my order"
+    texts = [
+        m["text"]
+        for m in sorted(conv.messages(contact["id"])["messages"], key=lambda m: m["createdAt"])
+    ]
+    assert texts[0] == "0 late"
 
 
 def test_a_duplicate_delivery_changes_nothing(conv: Conversation) -> None:

@@ -218,17 +218,32 @@ async def _store(conn: Connection, channel: Row, found: list[_Inbound], now: dat
         if isinstance(m.message.get("context"), dict) and _str(m.message["context"].get("id"))
     ]
     replies = await messages_repo.by_external_ids(conn, workspace_id, replied)
+    # Meta dates a message in whole seconds, and one second's messages may come in several
+    # deliveries: one that arrives after messages of its second already held is placed
+    # after them (a delivery's own are a microsecond apart), so that the conversation and
+    # the contact's last message follow the order they came in. (The contacts are locked.)
+    held = await messages_repo.newest_of(conn, workspace_id, [c["id"] for c in contacts.values()])
     rows = []
     for f in new.values():
+        contact_id = contacts[f.number]["id"]
+        at, before = f.created_at, held.get(contact_id)
+        if (
+            before is not None
+            and at <= before
+            and at.replace(microsecond=0) == before.replace(microsecond=0)
+        ):
+            at = before + timedelta(microseconds=1)
+        if before is None or at > before:
+            held[contact_id] = at
         kind, text, media, location = _content(f.message)
         context = f.message.get("context")
         reply_to = replies.get(str(context.get("id"))) if isinstance(context, dict) else None
         message = NewMessage(
-            contact_id=contacts[f.number]["id"],
+            contact_id=contact_id,
             direction=IN,
             type=kind,
             status=RECEIVED,
-            created_at=f.created_at,
+            created_at=at,
             text=text,
             media=media,
             location=location,
