@@ -348,3 +348,71 @@ def test_load_more_from_the_keyboard_keeps_its_place(
     expect(more).to_be_hidden()
     expect(column.get_by_role("article").nth(100)).to_be_focused()
     assert visit.settle() == []
+
+
+def test_a_save_in_a_panel_keeps_the_cards_loaded_and_the_focus(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """A save in a panel drew the board again from its first pages: the cards brought by
+    "Load more" were gone, and the keyboard's focus with the card it came from."""
+    account = new_account(database_url)
+    first = _workspace(server, account)["contactStages"][0]
+    leads = [{"name": f"Deep {n:03}", "email": f"deep{n}@example.com"} for n in range(70)]
+    api(server, account, "POST", "/api/contact/upsert-batch", json={"contacts": leads})
+    visit.goto("/console")
+    sign_in(visit, account)
+    page = visit.page
+    column = _column(page, first["name"])
+    expect(column.get_by_role("article")).to_have_count(50)
+    column.get_by_role("button", name="Load more").click()
+    expect(column.get_by_role("article")).to_have_count(70)
+    card = column.get_by_role("article", name="Deep 065")
+    card.focus()
+    page.keyboard.press("Enter")
+    panel = page.get_by_role("dialog", name="Deep 065")
+    panel.get_by_label("Last name").fill("Saved")
+    panel.get_by_role("button", name="Save").click()
+    expect(panel.get_by_role("status")).to_contain_text("Saved")
+    expect(column.get_by_role("article", name="Deep 065 Saved")).to_be_visible()
+    expect(column.get_by_role("article")).to_have_count(70)
+    page.keyboard.press("Escape")
+    expect(panel).to_be_hidden()
+    expect(column.get_by_role("article", name="Deep 065 Saved")).to_be_focused()
+    assert visit.settle() == []
+
+
+def test_a_card_saved_whose_push_down_failed_says_so_and_the_message_stays(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """The dropped card saved, the card it pushed down changed elsewhere (412): the
+    message said the card went back, and vanished when the board was drawn again."""
+    account = new_account(database_url)
+    first, second = _workspace(server, account)["contactStages"][:2]
+    ana = _named(server, account, "Ana", first["id"])
+    bea = _named(server, account, "Bea", second["id"])  # position 0 of its column
+    visit.goto("/console")
+    sign_in(visit, account)
+    page = visit.page
+    column, other = _column(page, first["name"]), _column(page, second["name"])
+    expect(column.get_by_role("article", name="Ana")).to_be_visible()
+
+    def bea_changed_elsewhere_first(route: Route) -> None:
+        if route.request.method == "PUT" and bea in route.request.url:
+            update(server, account, "contact", bea, lastMessage="Changed in another tab")
+        route.fallback()
+
+    page.route(re.compile(r"/api/contact\?"), bea_changed_elsewhere_first)
+    column.get_by_role("article", name="Ana").drag_to(
+        other.get_by_role("article", name="Bea"), target_position={"x": 20, "y": 3}
+    )
+    alert = page.get_by_role("alert")
+    said = "The contact is saved at its new place, but a card below it could not be moved down"
+    expect(alert).to_contain_text(said)
+    expect(other.get_by_role("article", name="Bea")).to_contain_text("Changed in another tab")
+    expect(other.get_by_role("article")).to_have_count(2)
+    page.wait_for_timeout(1500)  # the board read again, and the feed's change: still said
+    expect(alert).to_contain_text(said)
+    expect(alert).to_contain_text("The record has changed")
+    stored = api(server, account, "GET", f"/api/contact/{ana}")["data"][0]
+    assert (stored["stageId"], stored["orderInCards"]) == (second["id"], 0)
+    assert visit.settle(expected=("412 ",)) == []

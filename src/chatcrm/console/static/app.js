@@ -5,7 +5,7 @@
 // password" page, also when followed in a tab already open here. Each view gets the same
 // context (`ctx`, below).
 import { ApiError, call, passing } from "./api.js";
-import { board, resetFilters } from "./board.js";
+import { board, reloadBoard, resetFilters } from "./board.js";
 import { channels } from "./channels.js";
 import { newRecordDialog } from "./dialogs.js";
 import { h } from "./dom.js";
@@ -387,8 +387,10 @@ function context(workspace) {
         // the next request says what is wrong
       }
     },
-    // Render the current view again (after a save, or when the events feed says so).
-    refresh: () => render(ctx),
+    // The current view again after a save: a board read again in place (the cards loaded
+    // with "Load more", the scroll and the focus kept), another view drawn again.
+    refresh: () => reloadBoard(ctx) ?? render(ctx),
+    redraw: () => render(ctx),
     openPanel: (kind, id) => routed(kind, id, openPanel(ctx, kind, id)),
     newRecord: (kind) => newRecordDialog(ctx, kind),
     // Views subscribe to the events feed's pages here (live.js calls them).

@@ -106,6 +106,12 @@ class Board {
     const turn = ++this.loads;
     const shown = new Map([...this.columns].map(([id, column]) => [id, column.list.children.length]));
     const scrolled = new Map([...this.columns].map(([id, column]) => [id, column.list.scrollTop]));
+    // A reload that overtakes one still bringing its pages back (a save, then the feed's
+    // event of it) keeps what that one was to restore, not the first pages it drew so far.
+    for (const [id, count] of this.restoring?.shown || []) shown.set(id, Math.max(count, shown.get(id) || 0));
+    for (const [id, top] of this.restoring?.scrolled || []) scrolled.set(id, Math.max(top, scrolled.get(id) || 0));
+    const before = this.restoring?.focused;
+    this.restoring = { shown, scrolled, focused: document.activeElement?.closest?.(".card")?.dataset.id ?? before };
     let data;
     try {
       data = await this.fetchBoard();
@@ -126,13 +132,14 @@ class Board {
       this.reloadFailed = false;
       this.alert.hidden = true; // that failure's message is no longer true
     }
-    const focused = document.activeElement?.closest?.(".card")?.dataset.id;
+    const here = document.activeElement?.closest?.(".card")?.dataset.id;
+    const focused = here ?? this.restoring.focused;
     // A column's "Load more" keeps the focus too (a keyboard user's place on the board).
     const more = document.activeElement?.classList?.contains("more")
       ? document.activeElement.closest(".column")?.dataset.stage
       : null;
     this.render(data);
-    if (focused) this.cards.get(focused)?.element.focus();
+    if (here) this.cards.get(here)?.element.focus();
     if (more) this.columns.get(more)?.more.focus();
     for (const [id, count] of shown) {
       const column = this.columns.get(id);
@@ -141,6 +148,12 @@ class Board {
       }
       if (column && turn === this.loads) column.list.scrollTop = scrolled.get(id);
     }
+    // A focused card beyond the first page is back once its page is: the focus too, unless
+    // it went somewhere meanwhile.
+    if (turn !== this.loads) return;
+    this.restoring = null;
+    const lost = !document.activeElement || document.activeElement === document.body;
+    if (focused && lost) this.cards.get(focused)?.element.focus();
   }
 
   render(data) {
@@ -241,11 +254,12 @@ class Board {
     if (!this.region.isConnected || searches[this.kind] === this.search.value.trim()) return;
     searches[this.kind] = this.search.value.trim();
     this.columns.clear(); // a new search starts each column at its first page
+    this.restoring = null;
     this.reload();
   }
 
   failed(error) {
-    if (error instanceof ApiError && error.status === 401) return this.ctx.refresh(); // to the sign-in
+    if (error instanceof ApiError && error.status === 401) return this.ctx.redraw(); // to the sign-in
     // A drop on a card someone else had just changed: the card goes back, and the board
     // shows their change as the feed brings it; the API's own message follows ours.
     const what = this.kind === "opportunity" ? "opportunity" : "contact";
@@ -254,6 +268,19 @@ class Board {
         ? `Someone else changed this ${what} just before — it is back where it was, with their change. (${error.message})`
         : error.message;
     this.alert.hidden = false;
+  }
+
+  // The dropped card was saved, but a card it pushes down was not (changed elsewhere just
+  // before, or the server out of reach): said, and the board read again in place, so
+  // that the message stays.
+  pushFailed(error) {
+    if (error instanceof ApiError && error.status === 401) return this.ctx.redraw();
+    const what = this.kind === "opportunity" ? "opportunity" : "contact";
+    this.alert.textContent =
+      `The ${what} is saved at its new place, but a card below it could not be moved down ` +
+      `(${error.message}); the board is shown as the server has it.`;
+    this.alert.hidden = false;
+    this.reload();
   }
 
   // A page of the events feed: reload when it names a card of this kind that the board
@@ -409,11 +436,12 @@ class Board {
       for (const shift of plan.shifts) await this.save(neighbours[shift.index], { orderInCards: shift.order });
       element.focus();
     } catch (error) {
-      if (!saved) home.list.insertBefore(element, home.next?.parentNode === home.list ? home.next : null);
-      this.failed(error);
-      // The card is saved but a card below it changed elsewhere meanwhile: the board as
-      // the server has it now.
-      if (saved) this.ctx.refresh();
+      if (saved) {
+        this.pushFailed(error);
+      } else {
+        home.list.insertBefore(element, home.next?.parentNode === home.list ? home.next : null);
+        this.failed(error);
+      }
     } finally {
       this.saving -= 1;
       this.flush();
@@ -436,6 +464,14 @@ function nextCard(element) {
   let next = element.nextElementSibling;
   while (next && !next.classList.contains("card")) next = next.nextElementSibling;
   return next || undefined;
+}
+
+// The board on screen read again in place, keeping the cards loaded with "Load more", its
+// scroll and its focus (a save in a panel, a drop that half failed); null when the view is
+// not this workspace's board.
+export function reloadBoard(ctx) {
+  if (!active || active.ctx !== ctx || !active.region.isConnected) return null;
+  return active.reload();
 }
 
 export async function board(ctx, kind) {
