@@ -96,6 +96,32 @@ def test_a_contacts_panel_edits_moves_and_records(
     assert stored["assignedAgentId"] == made["agent"]["id"]
     assert stored["isSolved"] is True
     expect(history).to_contain_text("Updated: Agent, Tags, Solved, Name, Last name, Email —")
+    # Who made each change (J.4's actor): here the account's key, which has no name.
+    expect(history.get_by_role("listitem").last).to_contain_text(
+        "Updated: Agent, Tags, Solved, Name, Last name, Email — by an API key, "
+    )
+    actors = page.evaluate(
+        """async (actors) => {
+            const { actorWords } = await import("/console/static/words.js");
+            return actors.map(actorWords);
+        }""",
+        [
+            {"type": "user", "id": "u", "name": "Bea Seller"},
+            {"type": "key", "id": "k", "name": "zapier"},
+            {"type": "key", "id": "k", "name": ""},
+            {"type": "channel", "id": "c", "name": "+51 1 555 0000"},
+            {"type": "system", "id": None, "name": "chatcrm"},
+            None,
+        ],
+    )
+    assert actors == [
+        "Bea Seller",
+        "the key “zapier”",
+        "an API key",
+        "WhatsApp +51 1 555 0000",
+        "chatcrm",
+        None,
+    ]
 
     # The Stage select saves at once, and the board moves the card.
     panel.get_by_label("Stage").select_option(label=second["name"])

@@ -5,7 +5,7 @@ import { ApiError } from "./api.js";
 import { money } from "./cards.js";
 import { h } from "./dom.js";
 import { time, uid } from "./forms.js";
-import { formatPhone, historyLine, labelOf } from "./words.js";
+import { actorWords, formatPhone, historyLine, labelOf } from "./words.js";
 
 // A record by id (`data.data[0]`) with its ETag, the version an update names in If-Match.
 export async function readRecord(ctx, path, query) {
@@ -269,7 +269,8 @@ export function loadingList(tag, className, empty) {
   };
 }
 
-// A record's history (D.3), oldest first: "what happened — when" (words.js historyLine).
+// A record's history (D.3), oldest first: "what happened — by whom, when" (words.js
+// historyLine, actorWords).
 export async function historyItems(ctx, kind, path) {
   const events = [];
   let after = null;
@@ -279,7 +280,10 @@ export async function historyItems(ctx, kind, path) {
     if (page.events.length < 100 || page.next === after) break;
     after = page.next;
   }
-  return events.map((event) => h("li", {}, `${historyLine(ctx, kind, event)} — `, time(event.createdAt)));
+  return events.map((event) => {
+    const who = actorWords(event.actor);
+    return h("li", {}, `${historyLine(ctx, kind, event)} — ${who ? `by ${who}, ` : ""}`, time(event.createdAt));
+  });
 }
 
 function stageName(stages, id) {

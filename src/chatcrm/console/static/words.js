@@ -149,6 +149,16 @@ export function historyLine(ctx, kind, event) {
   return parts.join("; ") || "Updated";
 }
 
+// Who made a change (J.4: each event's `actor`), as a person reads it; null when the event
+// names no one (events written before people had names).
+export function actorWords(actor) {
+  if (!actor || !actor.type) return null;
+  if (actor.type === "user") return actor.name || "a user";
+  if (actor.type === "key") return actor.name ? `the key “${actor.name}”` : "an API key";
+  if (actor.type === "channel") return actor.name ? `WhatsApp ${actor.name}` : "WhatsApp";
+  return actor.name || "chatcrm";
+}
+
 const PHONE_FIELDS = new Set(["phone", "internalWhatsappNumber"]);
 
 // The API's refusal in a person's words, for Feedback (forms.js): `error.display` is what
