@@ -345,3 +345,31 @@ def test_a_key_without_contacts_read_is_not_offered_contacts_from_opportunities(
     expect(panel.locator(".contact-line")).to_contain_text("Contact: ")
     expect(panel.locator(".contact-line").get_by_role("button")).to_have_count(0)
     assert visit.settle() == []  # no request refused
+
+
+def test_an_open_panel_follows_a_role_changed_while_it_was_open(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """An agent demoted to viewer with a contact's panel open: the save was refused and the
+    board followed the new role, but the panel kept Save, Add activity and its fields."""
+    account = new_account(database_url)
+    _records(server, account)
+    invited = _invite(server, account, "agent")
+    _set_password(visit, invited)
+    page = visit.page
+    page.get_by_role("article", name="Ana").click()
+    panel = page.get_by_role("dialog", name="Ana", exact=True)
+    expect(panel.get_by_role("button", name="Save")).to_be_visible()
+    user_id = invited["user"]["id"] if "user" in invited else invited["id"]
+    body = {"role": "viewer", "workspaceIds": [account.workspace_id]}
+    api(server, account, "PUT", f"/api/user/{user_id}", json=body)
+    panel.get_by_label("Last name").fill("Refused")
+    panel.get_by_role("button", name="Save").click()
+    panel = page.get_by_role("dialog", name="Ana", exact=True)
+    expect(panel.locator("dl.fields")).to_contain_text("ana@example.com")
+    for name in ("Save", "Add activity"):
+        expect(panel.get_by_role("button", name=name)).to_have_count(0)
+    expect(panel.get_by_role("textbox")).to_have_count(0)
+    expect(page.get_by_role("alert").first).to_contain_text("contacts:write")
+    visit.failed.clear()  # the 403 was the point
+    assert visit.settle() == []

@@ -381,8 +381,15 @@ function context(workspace) {
         if (asked !== session || current.user.role === session.user.role) return;
         session.user = current.user;
         offerViews();
+        // An open panel offered the old role's controls: the hash's record is opened again
+        // for the new role (its refusal said in the view), the others closed.
+        const { name, id } = currentRoute();
+        const panels = [...document.querySelectorAll("dialog.panel[open]")];
+        for (const panel of panels) panel.close();
+        const reopen = Boolean(panels.length && id && VIEWS[name]?.kind);
+        if (reopen) history.replaceState(null, "", `#${name}/${encodeURIComponent(id)}`);
         // Drawn again for the new role, the view keeps the refusal's message (a drag's).
-        render(ctx, { notice: error.message });
+        render(ctx, { notice: error.message, route: reopen });
       } catch {
         // the next request says what is wrong
       }
