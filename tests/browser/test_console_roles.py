@@ -373,3 +373,36 @@ def test_an_open_panel_follows_a_role_changed_while_it_was_open(
     expect(page.get_by_role("alert").first).to_contain_text("contacts:write")
     visit.failed.clear()  # the 403 was the point
     assert visit.settle() == []
+
+
+def test_an_opportunity_s_contact_hidden_from_the_agent_is_no_link(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """An assigned-only agent's opportunity of another agent's contact showed the contact's
+    id as a link that could only open "No contact with id …"."""
+    account = new_account(database_url)
+    invited = _invite(server, account, "agent")
+    ws = account.workspace_id
+    agents = f"/api/workspace/{ws}/agents"
+    mine = api(
+        server, account, "POST", agents, json={"name": "Me", "email": invited["user"]["email"]}
+    )
+    other = api(server, account, "POST", agents, json={"name": "Other", "email": unique_email()})
+    hidden = create(
+        server, account, "contact", name="Ana", email=unique_email(), assignedAgentId=other["id"]
+    )
+    create(
+        server, account, "opportunity", name="Deal", amount=5, contactId=hidden,
+        assignedAgentId=mine["id"],
+    )  # fmt: skip
+    setting = {"paramToUpdate": "agentsSeeOnlyAssigned", "agentsSeeOnlyAssigned": True}
+    api(server, account, "PUT", f"/api/workspace/{ws}", json=setting)
+    _set_password(visit, invited)
+    page = visit.page
+    page.get_by_role("link", name="Opportunities").click()
+    page.get_by_role("article", name="Deal").click()
+    panel = page.get_by_role("dialog", name="Deal", exact=True)
+    line = panel.locator(".contact-line")
+    expect(line).to_have_text(f"Contact: {hidden} (not one you can open)")
+    expect(line.get_by_role("button")).to_have_count(0)
+    assert visit.settle(expected=("404 ",)) == []  # the contact's read, as an unknown id

@@ -2,6 +2,7 @@
 // (Stage saves as it changes), its contact, activities with their category, and history.
 // A caller who may not change opportunities sees the values read-only: no Save, Won, Lost,
 // Reopen or "Add activity".
+import { ApiError } from "./api.js";
 import { h } from "./dom.js";
 import { amountInput, amountOf, input, labelled, noneOr, select, time } from "./forms.js";
 import {
@@ -40,7 +41,14 @@ function contactLine(ctx, contactId) {
       const contact = data.data[0];
       button.textContent = [contact.name, contact.lastname].filter(Boolean).join(" ") || contactId;
     },
-    () => {}, // the id stays shown
+    (error) => {
+      // Not found: deleted, or hidden from an agent who sees only what is assigned to it
+      // (docs/api.md 10.5) — a link that could only fail is not offered. Any other failure
+      // leaves the id, which may open once the server answers.
+      if (error instanceof ApiError && error.status === 404) {
+        line.replaceChildren(`Contact: ${contactId} (not one you can open)`);
+      }
+    },
   );
   return line;
 }
