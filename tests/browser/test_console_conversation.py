@@ -226,6 +226,32 @@ def test_the_composer_is_closed_outside_the_window(
     assert visit.settle() == []
 
 
+def test_a_refused_template_parameter_is_shown_under_its_box_by_its_line(
+    visit: Visit, server: str, database_url: str, graph: Graph
+) -> None:
+    """`template.parameters[1]` was shown at the top of the conversation by its wire name
+    (the second line read as "1"), twice, and the box was not marked."""
+    account = new_account(database_url)
+    _channel(server, account, graph, "100200300400511")
+    eli = _contact(server, account, "Eli")
+    _record(server, account, eli, "in", "Old question", timedelta(hours=25))
+    conversation = _open_panel(visit, account, eli, "Eli")
+    conversation.get_by_label("Template name").fill("order_ready")
+    box = conversation.get_by_label("Parameters (one per line)")
+    box.fill("ok\n\n" + "p" * 1025)  # the refused one on line 3 (the empty line not sent)
+    conversation.get_by_role("button", name="Use template").click()
+    said = "line 3: must be at most 1024 characters"
+    expect(box).to_have_accessible_description(re.compile(said))
+    expect(box).to_have_attribute("aria-invalid", "true")
+    expect(box).to_be_focused()
+    alert = conversation.get_by_role("alert")
+    expect(alert).to_have_text(f"Parameters (one per line), {said}.")
+    expect(alert).not_to_contain_text("parameters[")
+    assert graph.sent == []
+    visit.failed.clear()  # the 422 was the point
+    assert visit.settle() == []
+
+
 def test_a_message_dated_in_the_future_arms_no_runaway_timer(
     visit: Visit, server: str, database_url: str
 ) -> None:

@@ -79,7 +79,10 @@ export function composer(ctx, contactId, { feedback, sent }) {
   }
 
   let attempt = { body: null, key: null };
-  async function post(body) {
+  // `lines`: for a template, the line of "Parameters" each parameter came from (empty
+  // lines are not sent), so that a refusal of `template.parameters[1]` is placed under
+  // that box and names the line a person sees, not the wire's index.
+  async function post(body, lines = null) {
     const written = JSON.stringify(body);
     if (written !== attempt.body) attempt = { body: written, key: newKey() };
     busy = true;
@@ -93,6 +96,7 @@ export function composer(ctx, contactId, { feedback, sent }) {
     } catch (error) {
       if (!retriedUnderItsKey(error)) attempt = { body: null, key: null };
       if (error.code === "WINDOW_CLOSED") refusedFor = lastInbound;
+      if (lines) byLine(error, lines);
       feedback.error(error, controls);
       return false;
     } finally {
@@ -121,12 +125,15 @@ export function composer(ctx, contactId, { feedback, sent }) {
   templateForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (busy) return;
-    const values = parameters.value
-      .split("\n")
-      .map((line) => line.trim())
-      .filter(Boolean);
+    const values = [];
+    const lines = [];
+    parameters.value.split("\n").forEach((line, index) => {
+      if (!line.trim()) return;
+      values.push(line.trim());
+      lines.push(index + 1);
+    });
     const template = { name: name.value.trim(), language: language.value.trim(), parameters: values };
-    if (await post({ template })) parameters.value = "";
+    if (await post({ template }, lines)) parameters.value = "";
   });
 
   showWindow();
@@ -140,4 +147,17 @@ export function composer(ctx, contactId, { feedback, sent }) {
     },
     stop: () => clearTimeout(timer),
   };
+}
+
+// A refused parameter (`template.parameters[1]`) as the box's own refusal, naming its line.
+function byLine(error, lines) {
+  let first = null;
+  error.errors = (error.errors || []).map(({ field, message }) => {
+    const index = /^template\.parameters\[(\d+)\]$/.exec(field || "");
+    if (!index) return { field, message };
+    const said = `line ${lines[Number(index[1])] ?? Number(index[1]) + 1}: ${message}`;
+    first ??= said;
+    return { field: "template.parameters", message: said };
+  });
+  if (first) error.display = `Parameters (one per line), ${first}.`;
 }
