@@ -334,10 +334,14 @@ def test_keys_revoke_twice_or_unknown_fails(database_url: str) -> None:
     )  # fmt: skip
     succeeded(run_cli("keys", "revoke", extra["keyId"], "--database-url", database_url))
     failed_with_one_line(run_cli("keys", "revoke", extra["keyId"], "--database-url", database_url))
-    failed_with_one_line(
+    unknown = failed_with_one_line(
         run_cli(
             "keys", "revoke", "01a214de-0000-7000-8000-000000000000", "--database-url", database_url
         )
+    )
+    assert unknown == (
+        "chatcrm: error: no API key with id '01a214de-0000-7000-8000-000000000000' "
+        "(`chatcrm keys list` lists them)"
     )
 
 
@@ -353,6 +357,11 @@ def test_keys_are_named_by_any_form_of_their_id(database_url: str) -> None:
     assert digits == extra["keyId"].replace("-", "")
     succeeded(run_cli("keys", "limit", digits.upper(), "5", *url))
     succeeded(run_cli("keys", "limit", extra["keyId"].upper(), "default", *url))
+    # A key cut short or mistyped after its id still names its id (not "no API key with
+    # id 'ccrm_…_x'", which blamed the id).
+    cut = extra["apiKey"][: len("ccrm_") + 32 + 2]
+    succeeded(run_cli("keys", "limit", cut, "7", *url))
+    succeeded(run_cli("keys", "limit", cut[:-2], "7", *url))
     # A negative rate is a rate refused, not an unknown option.
     assert "RATE" in failed_with_one_line(run_cli("keys", "limit", digits, "-3", *url))
     succeeded(run_cli("keys", "revoke", digits, *url))

@@ -186,7 +186,9 @@ def test_listing_an_unknown_account_fails(
     line = failed_with_one_line(
         run_cli(*command, "--account", account, "--json", "--database-url", database_url)
     )
-    assert line == f"chatcrm: error: no account with id {account!r}"
+    assert line == (
+        f"chatcrm: error: no account with id {account!r} (`chatcrm accounts list` lists them)"
+    )
 
 
 def test_lists_of_a_fresh_database_are_empty(fresh_database_url: str) -> None:  # noqa: F811

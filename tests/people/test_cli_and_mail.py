@@ -109,6 +109,11 @@ def test_users_and_scoped_keys_from_the_cli(database_url: str, owner_api: Api) -
     assert "CHATCRM_PUBLIC_URL" in unset.stderr and "127.0.0.1:8000" in unset.stderr
     listed = _cli(database_url, "users", "list", "--account", account)
     assert [u["email"] for u in listed if u["id"] == made["userId"]] == [email]
+    nobody = run_cli("users", "reset-link", "nobody@example.com", "--database-url", database_url)
+    assert nobody.returncode == 1
+    assert nobody.stderr.strip() == (
+        "chatcrm: error: no user with e-mail 'nobody@example.com' (`chatcrm users list` lists them)"
+    )
     refused = run_cli(
         "users",
         "create",

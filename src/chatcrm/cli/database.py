@@ -37,6 +37,10 @@ database_url_option = click.option(
 DATABASE_CHECKED = frozenset({"workspaceIds"})
 
 
+# What to do after "no account with id …": the command that shows the ids there are.
+ACCOUNTS_HINT = "`chatcrm accounts list` lists them"
+
+
 class CommandError(Exception):
     """A failure to report as one line on stderr."""
 

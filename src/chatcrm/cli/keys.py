@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, TypedDict
 
 import click
 
 from chatcrm.cli.database import (
+    ACCOUNTS_HINT,
     CommandError,
     check_values,
     database_url_option,
@@ -121,7 +123,7 @@ def keys_create(
 
     async def work(conn: Connection) -> tuple[str, str]:
         if not await auth_repo.account_exists(conn, account_id):
-            raise CommandError(f"no account with id {account_id!r}")
+            raise CommandError(f"no account with id {account_id!r} ({ACCOUNTS_HINT})")
         if is_scoped:
             made = await _scoped_key(
                 conn, account_id, name, scopes, workspace_ids, expires, rate_limit
@@ -198,7 +200,10 @@ def _key_id(given: str) -> str:
     parsed = key_format.parse_key(given)
     if parsed is not None:
         return parsed[0]
-    digits = given.replace("-", "").lower()
+    # A key whose secret part was cut or mistyped still names its id: the 32 hex digits
+    # after `ccrm_` (what is done to it is checked against that id, not the secret).
+    shaped = re.match(r"(?i)ccrm_([0-9a-f]{32})(?:_|$)", given)
+    digits = (shaped[1] if shaped else given.replace("-", "")).lower()
     if len(digits) == 32 and all(c in "0123456789abcdef" for c in digits):
         return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
     return given
@@ -218,7 +223,7 @@ def keys_revoke(database_url: str | None, key_id: str) -> None:
     async def work(conn: Connection) -> None:
         key = await auth_repo.get_key(conn, key_id)
         if key is None:
-            raise CommandError(f"no API key with id {key_id!r}")
+            raise CommandError(f"no API key with id {key_id!r} (`chatcrm keys list` lists them)")
         if not await revoke_key(conn, key_id):
             raise CommandError(f"API key {key_id!r} is already revoked")
         await audit.note_command(conn, key["account_id"], "key.revoked", key_id)
@@ -245,7 +250,7 @@ def keys_limit(database_url: str | None, key_id: str, rate: float | None) -> Non
         if key is not None and key["revoked_at"] is not None:
             raise CommandError(f"API key {key_id!r} is revoked: a limit would change nothing")
         if not await set_rate_limit(conn, key_id, value):
-            raise CommandError(f"no API key with id {key_id!r}")
+            raise CommandError(f"no API key with id {key_id!r} (`chatcrm keys list` lists them)")
 
     run_db(database_url, work)
     shown = (
@@ -282,7 +287,7 @@ def keys_list(database_url: str | None, account_id: str | None, as_json: bool) -
 
     async def work(conn: Connection) -> list[KeyItem]:
         if account_id is not None and not await auth_repo.account_exists(conn, account_id):
-            raise CommandError(f"no account with id {account_id!r}")
+            raise CommandError(f"no account with id {account_id!r} ({ACCOUNTS_HINT})")
         return [
             {
                 "keyId": row["id"],

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from chatcrm.cli.database import (
+    ACCOUNTS_HINT,
     CommandError,
     check_values,
     database_url_option,
@@ -73,7 +74,7 @@ def users_create(
 
     async def work(conn: Connection) -> tuple[str, str, str, str]:
         if not await auth_repo.account_exists(conn, account_id):
-            raise CommandError(f"no account with id {account_id!r}")
+            raise CommandError(f"no account with id {account_id!r} ({ACCOUNTS_HINT})")
         try:
             invited = await people.invite(conn, None, account_id, body)
         except DuplicateUser as exc:
@@ -133,7 +134,7 @@ def users_reset_link(database_url: str | None, email: str, as_json: bool) -> Non
     async def work(conn: Connection) -> tuple[str, str, str, str]:
         row = await people.by_email(conn, email)
         if row is None:
-            raise CommandError(f"no user with e-mail {email!r}")
+            raise CommandError(f"no user with e-mail {email!r} (`chatcrm users list` lists them)")
         token = await links.new_link(conn, row["id"], links.RESET, now=utcnow())
         await audit.note_command(conn, row["account_id"], "user.reset_link_created", row["id"])
         link = links.link(settings.base_url, links.RESET, token)
@@ -162,7 +163,7 @@ def users_list(database_url: str | None, account_id: str | None, as_json: bool) 
     async def work(conn: Connection) -> list[dict[str, Any]]:
         # As the other listings: an account that is not one is an error, not no users.
         if account_id is not None and not await auth_repo.account_exists(conn, account_id):
-            raise CommandError(f"no account with id {account_id!r}")
+            raise CommandError(f"no account with id {account_id!r} ({ACCOUNTS_HINT})")
         rows = await people.list_users(conn, account_id)
         out = []
         for row in rows:

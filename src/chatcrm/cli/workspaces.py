@@ -7,6 +7,7 @@ from typing import TypedDict
 import click
 
 from chatcrm.cli.database import (
+    ACCOUNTS_HINT,
     CommandError,
     database_url_option,
     one_to_200_characters,
@@ -96,7 +97,7 @@ def workspace_list(database_url: str | None, account_id: str | None, as_json: bo
 
     async def work(conn: Connection) -> list[WorkspaceItem]:
         if account_id is not None and not await auth_repo.account_exists(conn, account_id):
-            raise CommandError(f"no account with id {account_id!r}")
+            raise CommandError(f"no account with id {account_id!r} ({ACCOUNTS_HINT})")
         return [
             {
                 "workspaceId": row["id"],
