@@ -120,7 +120,11 @@ def comparable_opportunities(ws: Workspace) -> list[dict[str, Any]]:
             "contact": phones.get(o["contactId"], ""),
             "creationTypeId": o["creationTypeId"],
             "winLossStatus": o["winLossStatus"],
+            # B.2: part of the record (contract G: reproduced by export then import).
+            "activities": [
+                (a["categoryType"], a["content"], a["date"]) for a in o["activities"] or []
+            ],
         }
-        for o in ws.records("/api/opportunity")
+        for o in ws.records("/api/opportunity", shape="full")
     ]
     return sorted(out, key=lambda o: o["name"])

@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chatcrm.transfer.cells import CellError, read_cell, read_variable, sendable, split_list
+from chatcrm.transfer.cells import (
+    CellError,
+    read_activities,
+    read_cell,
+    read_variable,
+    sendable,
+    split_list,
+)
 from chatcrm.transfer.columns import Column, Role
 from chatcrm.transfer.csv_source import Row
 from chatcrm.transfer.names import Lookup, TagMaker, WorkspaceNames
@@ -80,3 +87,5 @@ class BodyBuilder:
         elif role is Role.CONTACT:
             assert self.find_contact is not None
             body[column.wire] = self.find_contact(text.strip())
+        elif role is Role.ACTIVITIES:
+            body[column.wire] = sendable(read_activities(text))

@@ -225,3 +225,31 @@ def variable_text(value: Any) -> str:
         # `write_cell`'s normalized money text, which would write `1200.5`, `3`, `0`.
         return str(value)
     return json.dumps(value)
+
+
+# The keys of an activity in an `activities` cell: what an activity is created with.
+ACTIVITY_KEYS = ("categoryType", "content", "date")
+
+
+def read_activities(text: str) -> list[dict[str, Any]]:
+    """An `activities` cell: a JSON array of objects with `categoryType`, `content` and
+    `date` (what export writes; `id` and `createdBy` are the source workspace's, ignored),
+    each checked as Add Activity checks it."""
+    from chatcrm.opportunities.activities import FIELDS as ACTIVITY_FIELDS
+    from chatcrm.records.bodies import create_body
+
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except ValueError:
+        raise CellError("must be a JSON array of activities") from None
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise CellError("must be a JSON array of activities")
+    activities = []
+    for place, item in enumerate(value, start=1):
+        body = {key: item[key] for key in ACTIVITY_KEYS if item.get(key) is not None}
+        errors = create_body(ACTIVITY_FIELDS, body, workspace_key=False).errors
+        if errors:
+            said = "; ".join(f"{e.field}: {e.message}" for e in errors)
+            raise CellError(f"activity {place}: {said}")
+        activities.append(body)
+    return activities

@@ -3,13 +3,14 @@
 A column is a creatable field's wire name, or one of the columns that name things the way a
 person does: `phone` (internalWhatsappNumber), `stage`, `agent`, `segmentation` (a name, an
 email or an id), `tags` (names or ids), `var:<name>` (one variable of a contact) and, for
-opportunities, `contact` (a contact's id, phone or email). Export writes the same columns."""
+opportunities, `contact` (a contact's id, phone or email) and `activities` (a JSON array).
+Export writes the same columns."""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from chatcrm.contacts.fields import FIELDS as CONTACT_FIELDS
@@ -39,6 +40,7 @@ class Role(Enum):
     TAGS = "tag names or ids, ;-separated"
     VARIABLE = "one variable's value"
     CONTACT = "a contact id, phone or email"
+    ACTIVITIES = "an opportunity's activities, a JSON array"
 
 
 @dataclass(frozen=True)
@@ -198,5 +200,15 @@ OPPORTUNITY_COLUMNS = _record_columns(
     after_create=OPPORTUNITY_AFTER_CREATE,
     # Create Opportunity's original name for the agent (contract B.3).
     aliases={"assignedComercialId": "assignedAgentId"},
+)
+# An opportunity's activities (B.2: part of its record) as one JSON cell, written last:
+# what an import adds to the opportunity, each activity that it does not hold yet.
+ACTIVITIES_COLUMN = Column(
+    "activities", Role.ACTIVITIES, "activities", OPPORTUNITY_FIELDS["activities"]
+)
+OPPORTUNITY_COLUMNS = replace(
+    OPPORTUNITY_COLUMNS,
+    named={**OPPORTUNITY_COLUMNS.named, "activities": ACTIVITIES_COLUMN},
+    export_names=(*OPPORTUNITY_COLUMNS.export_names, "activities"),
 )
 COLUMNS = {"contacts": CONTACT_COLUMNS, "opportunities": OPPORTUNITY_COLUMNS}

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any, TextIO
 
-from chatcrm.transfer.cells import escaped_item, variable_text, write_cell
+from chatcrm.transfer.cells import ACTIVITY_KEYS, escaped_item, variable_text, write_cell
 from chatcrm.transfer.columns import VARIABLE_PREFIX, Column, RecordColumns, Role
 from chatcrm.transfer.names import Lookup, WorkspaceNames
 from chatcrm.transfer.progress import RowProgress
@@ -49,7 +49,10 @@ class RowWriter:
         out: dict[str, Any] = {}
         for column in self.columns:
             value = self._value(column, record)
-            out[column.name] = value if typed else write_cell(value)
+            if column.role is Role.ACTIVITIES:  # one JSON cell (cells.read_activities)
+                out[column.name] = value if typed else (exact_json(value).decode() if value else "")
+            else:
+                out[column.name] = value if typed else write_cell(value)
         for variable in record.get("variables") or []:
             value = variable.get("value")
             if typed:  # JSON lines: the name as it is
@@ -69,6 +72,9 @@ class RowWriter:
             return self.names.segmentations.shown(value)
         if role is Role.CONTACT:
             return self.contacts.get(value, value) if value else ""
+        if role is Role.ACTIVITIES:
+            # What an activity is created with; its id and author are this workspace's.
+            return [{k: a.get(k) for k in ACTIVITY_KEYS} for a in value or []]
         if role is Role.TAGS:
             # By name (ids differ in another workspace); a `;` in one is escaped (cells).
             return [tag["name"] for tag in value or []]

@@ -265,34 +265,48 @@ class _Applier:
     def _apply(
         self, body: dict[str, Any], existing: dict[str, Any] | None
     ) -> tuple[str, dict[str, Any] | None]:
+        activities = body.get(ACTIVITIES) or []
+        body = {k: v for k, v in body.items() if k != ACTIVITIES}
         if existing is None:
             if self.dry_run:
                 return "created", None
             later = {k: body[k] for k in OPPORTUNITY_AFTER_CREATE if k in body}
             first = {k: v for k, v in body.items() if k not in later}
             created = self.remote.create_opportunity({**first, "creationTypeId": CREATED_BY_IMPORT})
-            left = {k: v for k, v in later.items() if not same(k, v, created)}
-            if left:
-                try:
+            try:
+                left = {k: v for k, v in later.items() if not same(k, v, created)}
+                if left:
                     created = self.remote.update_opportunity(created["id"], left)
-                except Exception:
-                    # A failed row leaves nothing behind: else it is counted failed and
-                    # yet there, and the next run (or row) of that name makes another.
-                    self.remote.delete_opportunity(created["id"])
-                    raise
-            return "created", created
+                return "created", self._add(created, activities)
+            except Exception:
+                # A failed row leaves nothing behind: else it is counted failed and yet
+                # there, and the next run (or row) of that name makes another.
+                self.remote.delete_opportunity(created["id"])
+                raise
         changed = _changes(body, existing)
-        if not changed:
+        missing = _missing(activities, existing.get(ACTIVITIES))
+        if not changed and not missing:
             return "unchanged", None
         if self.dry_run:
             return "updated", None
-        return "updated", self.remote.update_opportunity(existing["id"], changed)
+        record = self.remote.update_opportunity(existing["id"], changed) if changed else existing
+        return "updated", self._add(record, missing)
+
+    def _add(self, record: dict[str, Any], activities: list[dict[str, Any]]) -> dict[str, Any]:
+        """Add the activities to the opportunity; the record as it then is."""
+        for activity in activities:
+            self.remote.add_opportunity_activity(record["id"], activity)
+        if not activities:
+            return record
+        return {**record, ACTIVITIES: [*(record.get(ACTIVITIES) or []), *activities]}
 
 
 def value_problems(body: dict[str, Any], existing: dict[str, Any] | None) -> str | None:
     """What the server would refuse in the values a row sends (a dry run sends nothing):
     the API's own field rules (records/bodies.py), its words, one line as `error_text`
-    gives a refusal; None when every value passes."""
+    gives a refusal; None when every value passes. (Activities were checked as the cell
+    was read.)"""
+    body = {k: v for k, v in body.items() if k != ACTIVITIES}
     if existing is None:  # a create, then an update of what a create does not take
         later = {k: body[k] for k in OPPORTUNITY_AFTER_CREATE if k in body}
         first = {k: v for k, v in body.items() if k not in later}
@@ -312,6 +326,8 @@ def _changes(body: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
 def same(wire: str, given: Any, stored: dict[str, Any]) -> bool:
     """Whether a given value equals the stored one, as the API would store it."""
     current = stored.get(wire)
+    if wire == ACTIVITIES:  # the opportunity holds each of them (it may hold more)
+        return not _missing(given, current)
     kind = FIELDS[wire].type
     if isinstance(kind, MoneyAmount):
         return current is not None and Decimal(str(given)) == Decimal(str(current))
@@ -330,3 +346,30 @@ def _instant(text: Any) -> datetime | None:
     except ValueError:
         return None
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+ACTIVITIES = "activities"
+
+
+def _missing(
+    given: list[dict[str, Any]], stored: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """The row's activities the opportunity does not hold yet: each matched to one stored
+    activity of its category, content and time (any time, when the row gives none)."""
+    held = list(stored or [])
+    missing = []
+    for activity in given:
+        found = next((i for i, s in enumerate(held) if _same_activity(activity, s)), None)
+        if found is None:
+            missing.append(activity)
+        else:
+            held.pop(found)
+    return missing
+
+
+def _same_activity(given: dict[str, Any], stored: dict[str, Any]) -> bool:
+    if given.get("categoryType") != stored.get("categoryType"):
+        return False
+    if (given.get("content") or "").strip() != (stored.get("content") or "").strip():
+        return False
+    return given.get("date") is None or _instant(given["date"]) == _instant(stored.get("date"))

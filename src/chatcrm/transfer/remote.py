@@ -158,6 +158,10 @@ class Remote:
     def delete_opportunity(self, opportunity_id: str) -> None:
         self.client.request("DELETE", f"/api/opportunity/{opportunity_id}")
 
+    def add_opportunity_activity(self, opportunity_id: str, activity: dict[str, Any]) -> None:
+        path = f"/api/opportunity/{opportunity_id}/agent/activities"
+        self.client.request("POST", path, json={**activity, "workspaceId": self.workspace_id})
+
     def update_opportunity(self, opportunity_id: str, fields: dict[str, Any]) -> dict[str, Any]:
         body = {"paramToUpdate": ",".join(fields), **fields}
         data = _plain(

@@ -1,0 +1,100 @@
+"""An opportunity's activities (B.2: part of its record) go out with export, as one JSON
+cell, and come back with import into another workspace (contract G: export then import
+reproduces the records); a re-run adds none twice, a bad cell fails its row alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import new_account
+from tests.servers import Server
+from tests.transfer.live import Workspace, comparable_opportunities, read_csv, summary, write_csv
+
+pytestmark = pytest.mark.slow
+
+
+def _records(ws: Workspace) -> list[dict]:
+    """The workspace's opportunities as compared (an import marks what it creates: G)."""
+    return [{**o, "creationTypeId": None} for o in comparable_opportunities(ws)]
+
+
+def test_activities_are_exported_and_imported_once(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    account = new_account(database_url)
+    first = Workspace(server, account.api_key, account.workspace_id)
+    ana = first.call("POST", "/api/contact", json={"name": "Ana", "email": "ana@example.com"})
+    deal = first.call(
+        "POST", "/api/opportunity",
+        json={"name": "Deal", "amount": 10, "contactId": ana["contact"]["id"]},
+    )["opportunity"]  # fmt: skip
+    for activity in (
+        {"categoryType": "Calls", "content": "Intro call, \"quoted\"\nsecond line",
+         "date": "2026-11-02T10:00:00.000000Z"},
+        {"categoryType": "Email", "content": "Sent the price: S/ 1.200",
+         "date": "2026-11-03T09:30:00.000000Z"},
+    ):  # fmt: skip
+        first.call("POST", f"/api/opportunity/{deal['id']}/agent/activities", json=activity)
+    first.call("POST", "/api/opportunity", json={"name": "Quiet", "amount": 1})
+
+    contacts, opportunities = tmp_path / "contacts.csv", tmp_path / "opportunities.csv"
+    assert first.cli("export", "contacts", "-o", str(contacts)).exit_code == 0
+    out = first.cli("export", "opportunities", "-o", str(opportunities))
+    assert out.exit_code == 0, out.output
+    rows = {r["name"]: r for r in read_csv(opportunities)}
+    assert list(rows["Deal"])[-1] == "activities"
+    assert rows["Quiet"]["activities"] == ""
+    assert json.loads(rows["Deal"]["activities"]) == [
+        {"categoryType": "Calls", "content": "Intro call, \"quoted\"\nsecond line",
+         "date": "2026-11-02T10:00:00.000000Z"},
+        {"categoryType": "Email", "content": "Sent the price: S/ 1.200",
+         "date": "2026-11-03T09:30:00.000000Z"},
+    ]  # fmt: skip
+    jsonl = first.cli("export", "opportunities", "--format", "jsonl", "--q", "Deal")
+    assert [a["categoryType"] for a in json.loads(jsonl.stdout)["activities"]] == ["Calls", "Email"]
+
+    created = first.call("POST", "/api/workspace", json={"name": "Copy"})
+    second = Workspace(server, account.api_key, created["id"])
+    assert summary(second.cli("import", "contacts", str(contacts))).startswith("created 1,")
+    copied = second.cli("import", "opportunities", str(opportunities))
+    assert summary(copied) == "created 2, updated 0, unchanged 0, failed 0", copied.output
+    assert _records(second) == _records(first)
+    again = second.cli("import", "opportunities", str(opportunities))
+    assert summary(again) == "created 0, updated 0, unchanged 2, failed 0", again.output
+    assert _records(second) == _records(first)
+
+    # One more activity in the file: that one is added, the others are not added twice.
+    visit = {"categoryType": "Meeting", "content": "Visit"}
+    more = [*json.loads(rows["Deal"]["activities"]), visit]
+    header = list(rows["Deal"])
+    changed = write_csv(
+        tmp_path / "more.csv",
+        [header, [json.dumps(more) if k == "activities" else rows["Deal"][k] for k in header]],
+    )
+    dry = second.cli("import", "opportunities", str(changed), "--dry-run")
+    assert summary(dry) == "created 0, updated 1, unchanged 0, failed 0", dry.output
+    added = second.cli("import", "opportunities", str(changed))
+    assert summary(added) == "created 0, updated 1, unchanged 0, failed 0", added.output
+    [copy] = second.records("/api/opportunity", shape="full", q="Deal")
+    assert [a["categoryType"] for a in copy["activities"]][-1] == "Meeting"
+    assert len(copy["activities"]) == 3
+
+    # A cell that is not activities fails its row, naming what is wrong.
+    bad = write_csv(
+        tmp_path / "bad.csv",
+        [
+            ["name", "amount", "activities"],
+            ["Odd", "5", '[{"categoryType": "Fax", "content": "x"}]'],
+            ["Text", "5", "called twice"],
+            ["Fine", "5", ""],
+        ],
+    )
+    rejects = tmp_path / "rejects.csv"
+    run = second.cli("import", "opportunities", str(bad), "--rejects", str(rejects))
+    assert summary(run) == "created 1, updated 0, unchanged 0, failed 2", run.output
+    errors = [r["error"] for r in read_csv(rejects)]
+    assert errors[0].startswith("line 2: activities: activity 1: categoryType: must be one of")
+    assert errors[1] == "line 3: activities: must be a JSON array of activities"
