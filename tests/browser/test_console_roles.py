@@ -406,3 +406,21 @@ def test_an_opportunity_s_contact_hidden_from_the_agent_is_no_link(
     expect(line).to_have_text(f"Contact: {hidden} (not one you can open)")
     expect(line.get_by_role("button")).to_have_count(0)
     assert visit.settle(expected=("404 ",)) == []  # the contact's read, as an unknown id
+
+
+def test_a_key_that_may_not_read_workspaces_is_told_why_it_cannot_sign_in(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """A key of users:manage and keys:manage alone was told "This needs the permission
+    'contacts:read'", as if the console had asked for contacts."""
+    account = new_account(database_url)
+    visit.goto("/console")
+    page = visit.page
+    page.get_by_role("link", name="Sign in with an API key").click()
+    page.get_by_label("API key").fill(_key(server, account, ["users:manage", "keys:manage"]))
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text(
+        "The console opens a workspace first, and this key may not read workspaces"
+    )
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert visit.settle(expected=("403 ",)) == []

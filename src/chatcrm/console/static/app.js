@@ -102,6 +102,13 @@ function leaveWorkspace() {
 
 // Sign in (contract J.3, K.3): a person with Email and Password (and Code when two-factor
 // is on); the API key stays as a second way in, behind the "Sign in with an API key" link.
+// A key that may not read workspaces (users:manage or keys:manage alone, say) cannot open
+// the console, whose every view is a workspace's.
+const NO_WORKSPACE_READ =
+  "The console opens a workspace first, and this key may not read workspaces (that needs " +
+  "contacts:read or opportunities:read). Sign in with a key that has one of them, or manage " +
+  "users and keys through the API (docs/api.md section 10).";
+
 function signIn(said, { withKey = false } = {}) {
   // Whichever request met the ended session, what the closing panels held is said.
   const lost = notSaved();
@@ -140,6 +147,7 @@ function signIn(said, { withKey = false } = {}) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     form.querySelector("[role=alert]")?.remove();
+    let listing = false; // the workspaces are being read: every view is in one
     try {
       if (withKey) {
         session = { key: key.value.trim(), workspace: null, csrf: null, user: null };
@@ -154,6 +162,7 @@ function signIn(said, { withKey = false } = {}) {
         session.user = started.user;
         sessions.markPerson(true);
       }
+      listing = true;
       const found = await call(session, "GET", "/api/workspace");
       sessions.save(session);
       chooseWorkspace(found.data);
@@ -162,8 +171,9 @@ function signIn(said, { withKey = false } = {}) {
         codeRow.hidden = false;
         code.focus();
       }
+      const keyReadsNoWorkspace = listing && withKey && error instanceof ApiError && error.code === "PERMISSION_DENIED";
       session = { key: null, workspace: null, csrf: null, user: null };
-      form.append(alertBox(error.message));
+      form.append(alertBox(keyReadsNoWorkspace ? NO_WORKSPACE_READ : error.message));
     }
   });
   show(h("h2", {}, "Sign in"), form, h("p", {}, other));
