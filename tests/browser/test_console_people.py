@@ -167,6 +167,13 @@ def test_two_factor_with_a_qr_code_drawn_in_the_page(
     assert visit.settle() == []
     user = api(server, account, "GET", f"/api/user/{invited['id']}")["user"]
     assert user["twoFactorEnabled"] is True
+    # Turned off, the form is gone: the keyboard goes to what replaced it, not the page's start.
+    page.get_by_role("link", name="Contacts").click()
+    page.get_by_role("link", name="Profile").click()
+    page.get_by_label("Password", exact=True).last.fill(PASSWORD)
+    page.get_by_role("button", name="Turn off").click()
+    expect(page.get_by_role("button", name="Set up two-factor")).to_be_focused()
+    assert visit.settle() == []
 
 
 def _workspace_named(server: str, account: NewAccount, name: str) -> dict:
@@ -726,3 +733,25 @@ def test_the_same_person_signed_in_again_in_another_tab_goes_on_working(
     expect(dialog).to_be_hidden()
     assert "Made again" in str(api(server, account, "GET", "/api/contact"))
     assert visit.settle(expected=("403 ",)) == []
+
+
+def test_ending_a_session_leaves_the_keyboard_on_the_next_one(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """ "End" redraws the list: the focus fell to the page's start."""
+    account = new_account(database_url)
+    invited = _invite(server, account, "agent")
+    _set_password(visit, invited)
+    for _ in range(2):
+        _other_session(server, invited["user"]["email"])
+    page = visit.page
+    page.get_by_role("link", name="Profile").click()
+    ends = page.get_by_role("button", name="End", exact=True)
+    expect(ends).to_have_count(2)
+    ends.first.click()
+    expect(ends).to_have_count(1)
+    expect(ends.first).to_be_focused()
+    ends.first.press("Enter")
+    expect(ends).to_have_count(0)
+    expect(page.get_by_role("list").filter(has_text="(this one)")).to_be_focused()
+    assert visit.settle() == []

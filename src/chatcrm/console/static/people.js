@@ -343,7 +343,7 @@ async function sessionList(ctx) {
       const what = h("span", { id: uid("session") },
         `${s.userAgent || "unknown browser"} — ${s.ip} — since `, time(s.createdAt));
       return h("li", {}, what,
-        s.current ? " (this one)" : h("button", { type: "button", "aria-describedby": what.id, onclick: () => end([s]) }, "End"));
+        s.current ? " (this one)" : h("button", { type: "button", "aria-describedby": what.id, onclick: () => endOne(s) }, "End"));
     }));
   };
   const end = async (ending) => {
@@ -361,6 +361,16 @@ async function sessionList(ctx) {
       problems.append(note(error.message, "alert"));
     }
   };
+  // The list is drawn again: the keyboard goes to the "End" now in that place (the next
+  // session's), else the last one, else the list.
+  const endOne = async (ending) => {
+    const place = others.findIndex((o) => o.id === ending.id); // its End among the others'
+    await end([ending]);
+    const left = [...list.querySelectorAll("button")];
+    const next = left[Math.min(Math.max(place, 0), left.length - 1)];
+    if (next) next.focus();
+    else focusOn(list);
+  };
   signOutOthers.addEventListener("click", async () => {
     await end(others);
     if (signOutOthers.disabled) focusOn(list); // none left: the keyboard goes to the list
@@ -376,7 +386,9 @@ function twoFactor(ctx, me) {
     box.append(note("Two-factor is on."), form("Turn two-factor off",
       [row("2fa-password", "Password", password)], "Turn off", async () => {
         await ctx.call("DELETE", "/api/me/2fa", { body: { password: password.value } });
-        ctx.refresh();
+        await ctx.refresh();
+        // The form is gone with the page drawn again: the keyboard goes to what replaced it.
+        document.querySelector(".two-factor button")?.focus();
       }, { password }));
     return box;
   }
