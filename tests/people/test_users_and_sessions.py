@@ -685,9 +685,17 @@ def test_two_factor_codes_are_single_use(owner_api: Api) -> None:
     email = agent.user["email"]
     asked = _refusal(_sign_in(owner_api.http, email, PASSWORD), 401, "TWO_FACTOR_REQUIRED")
     assert asked["message"] == "Enter the code of your authenticator app (or a recovery code)."
-    # The code that enabled it was used: it is not accepted again, and that is said.
+    # The code that enabled it was used: it is not accepted again, and that is said (not
+    # "not right", which would send the person to type the same code again).
     used = _sign_in(owner_api.http, email, PASSWORD, code=code)
-    assert _refusal(used, 401, "TWO_FACTOR_REQUIRED")["message"] == WRONG_CODE
+    assert _refusal(used, 401, "TWO_FACTOR_REQUIRED")["message"] == (
+        "This code was used already: wait for the next code of your authenticator app (or "
+        "enter an unused recovery code)."
+    )
+    wrong = f"{(int(code) + 1) % 1_000_000:06d}"
+    if wrong not in {totp.at(time.time() + d) for d in (-30, 0, 30)}:
+        refused = _sign_in(owner_api.http, email, PASSWORD, code=wrong)
+        assert _refusal(refused, 401, "TWO_FACTOR_REQUIRED")["message"] == WRONG_CODE
     recovery = codes["recoveryCodes"][0]
     assert _sign_in(owner_api.http, email, PASSWORD, code=recovery).status_code == 200
     _refusal(_sign_in(owner_api.http, email, PASSWORD, code=recovery), 401, "TWO_FACTOR_REQUIRED")

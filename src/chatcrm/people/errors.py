@@ -25,14 +25,21 @@ class InvalidCredentials(ServiceError):
 class TwoFactorRequired(ServiceError):
     status, error_code = 401, m.TWO_FACTOR_REQUIRED
 
-    def __init__(self, *, wrong: bool = False) -> None:
-        # The password was right: saying that the code was wrong tells nothing new.
-        super().__init__(
-            "The code is not right: enter the current code of your authenticator app (or an "
-            "unused recovery code)."
-            if wrong
-            else "Enter the code of your authenticator app (or a recovery code)."
-        )
+    def __init__(self, *, wrong: bool = False, used: bool = False) -> None:
+        # The password was right: saying why the code was refused tells nothing new.
+        if used:
+            said = (
+                "This code was used already: wait for the next code of your authenticator "
+                "app (or enter an unused recovery code)."
+            )
+        elif wrong:
+            said = (
+                "The code is not right: enter the current code of your authenticator app "
+                "(or an unused recovery code)."
+            )
+        else:
+            said = "Enter the code of your authenticator app (or a recovery code)."
+        super().__init__(said)
 
 
 class SessionExpired(ServiceError):

@@ -362,9 +362,10 @@ async def _second_factor(
 ) -> None:
     if not code:  # asked for, not guessed: nothing to count
         raise TwoFactorRequired
-    if not await two_factor.accept_code(conn, user, code):
+    outcome = await two_factor.accept_code(conn, user, code)
+    if outcome != two_factor.ACCEPTED:
         await _fail(conn, by_email, by_ip, now, on_failure, user)
-        raise TwoFactorRequired(wrong=True)
+        raise TwoFactorRequired(used=outcome == two_factor.USED, wrong=True)
 
 
 async def _fail(

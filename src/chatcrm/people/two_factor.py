@@ -55,26 +55,32 @@ _STATE = (
 )
 
 
-async def accept_code(conn: Connection, user: Row, code: str) -> bool:
-    """A TOTP code not used before, or an unused recovery code (used up now)."""
+# What a code given at sign-in was: accepted, a current TOTP code already used (a replay,
+# or the person signing in twice within one step), or not a code of this user's.
+ACCEPTED, USED, WRONG = "accepted", "used", "wrong"
+
+
+async def accept_code(conn: Connection, user: Row, code: str) -> str:
+    """A TOTP code not used before, or an unused recovery code (used up now): ACCEPTED;
+    USED for a TOTP code of a step already used; else WRONG."""
     code = code.strip().replace(" ", "")
     await conn.begin()
     state = await conn.fetchrow(_STATE, {"_id": user["id"]})
     if state is None:
-        return False
+        return WRONG
     secret = state["totp_secret"]
     if secret:
         step = _step_of(code, secret, state["totp_last_step"])
         if step is not None:
             await people.set_columns(conn, user["id"], totp_last_step=step)
-            return True
+            return ACCEPTED
     hashes: list[str] = orjson.loads(state["recovery_codes"] or "[]")
     digest = tokens.token_hash(code.lower())
     if digest in hashes:
         hashes.remove(digest)
         await people.set_columns(conn, user["id"], recovery_codes=orjson.dumps(hashes).decode())
-        return True
-    return False
+        return ACCEPTED
+    return USED if secret and _step_of(code, secret, None) is not None else WRONG
 
 
 async def start(conn: Connection, user: Row) -> dict[str, Any]:
