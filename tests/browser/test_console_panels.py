@@ -463,3 +463,109 @@ def test_an_unreachable_server_and_a_record_deleted_elsewhere_are_said_in_words(
     expect(alert).to_contain_text("deleted elsewhere", timeout=2000)
     expect(panel.get_by_label("Last name")).to_have_value("Unsent")  # what was typed stays
     assert visit.settle() == []
+
+
+def test_a_save_keeps_an_agent_added_after_the_workspace_was_opened(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """An agent added elsewhere after the console opened the workspace had no option in the
+    panel's select, which then read "" and a save of another field sent the agent away
+    (and a contact's segmentation with it)."""
+    account = new_account(database_url)
+    made = _setup(server, account)
+    deal, ana = made["deal"], made["ana"]
+    panel = _open(visit, account, f"opportunities/{deal['id']}", deal["name"])
+    panel.get_by_role("button", name="Close").click()
+    ws = f"/api/workspace/{account.workspace_id}"
+    dana = _api(
+        server,
+        account,
+        "POST",
+        f"{ws}/agents",
+        json={"name": "Dana New", "email": "dana@example.com"},
+    )
+    smb = _api(server, account, "POST", f"{ws}/segmentations", json={"name": "SMB later"})
+    _api(
+        server,
+        account,
+        "PUT",
+        "/api/opportunity",
+        json={"assignedAgentId": dana["id"]},
+        params={"id": deal["id"]},
+    )
+    contact_change = {"assignedAgentId": dana["id"], "segmentationId": smb["id"]}
+    _api(
+        server,
+        account,
+        "PUT",
+        "/api/contact",
+        json=contact_change,
+        params={"id": ana["id"], "workspaceId": account.workspace_id},
+    )
+
+    page = visit.page
+    page.evaluate(f"location.hash = '#opportunities/{deal['id']}'")
+    panel = page.get_by_role("dialog", name=deal["name"], exact=True)
+    expect(panel.get_by_label("Agent")).to_have_value(dana["id"])  # offered now
+    panel.get_by_label("Description").fill("Only this changed")
+    panel.get_by_role("button", name="Save").click()
+    expect(panel.get_by_role("status")).to_have_text("Saved.")
+    stored = _api(server, account, "GET", f"/api/opportunity/{deal['id']}")["data"][0]
+    assert (stored["description"], stored["assignedAgentId"]) == ("Only this changed", dana["id"])
+    expect(panel.locator("dl.fields")).to_contain_text(f"Dana New ({dana['id']})")
+    # Given, while the panel is open, to an agent added after it opened: its select has no
+    # option for it, and a save of another field still leaves the agent alone.
+    eli = _api(
+        server, account, "POST", f"{ws}/agents", json={"name": "Eli", "email": "eli@example.com"}
+    )
+    _api(
+        server,
+        account,
+        "PUT",
+        "/api/opportunity",
+        json={"assignedAgentId": eli["id"]},
+        params={"id": deal["id"]},
+    )
+    expect(panel.locator("dl.fields")).to_contain_text(eli["id"], timeout=2000)
+    panel.get_by_label("Description").fill("Changed again")
+    panel.get_by_role("button", name="Save").click()
+    expect(panel.get_by_role("status")).to_have_text("Saved.")
+    stored = _api(server, account, "GET", f"/api/opportunity/{deal['id']}")["data"][0]
+    assert (stored["description"], stored["assignedAgentId"]) == ("Changed again", eli["id"])
+    panel.get_by_role("button", name="Close").click()
+
+    page.get_by_role("link", name="Contacts").click()
+    page.evaluate(f"location.hash = '#contacts/{ana['id']}'")
+    contact = page.get_by_role("dialog", name="Ana Diaz", exact=True)
+    contact.get_by_label("Last name").fill("Diaz Ruiz")
+    contact.get_by_role("button", name="Save").click()
+    saved = page.get_by_role("dialog", name="Ana Diaz Ruiz", exact=True)
+    expect(saved.get_by_role("status")).to_have_text("Saved.")
+    stored = _api(server, account, "GET", f"/api/contact/{ana['id']}")["data"][0]
+    assert (stored["assignedAgentId"], stored["segmentationId"]) == (dana["id"], smb["id"])
+    assert visit.settle() == []
+
+
+def test_a_contact_s_opportunities_follow_changes_made_elsewhere(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """The list of a contact's opportunities was read when its panel opened, and never
+    again while it stayed open (contract H: changes elsewhere within 2 s)."""
+    account = new_account(database_url)
+    made = _setup(server, account)
+    ana, deal = made["ana"], made["deal"]
+    panel = _open(visit, account, f"contacts/{ana['id']}", "Ana Diaz")
+    listed = panel.get_by_role("region", name="Opportunities").get_by_role("listitem")
+    expect(listed).to_have_count(1)
+    _api(
+        server,
+        account,
+        "POST",
+        "/api/opportunity",
+        json={"name": "Linked later", "amount": 5, "contactId": ana["id"]},
+    )
+    expect(listed).to_have_count(2, timeout=2000)
+    expect(listed.filter(has_text="Linked later")).to_have_count(1)
+    _api(server, account, "PUT", "/api/opportunity", json={"amount": 1}, params={"id": deal["id"]})
+    expect(listed.filter(has_text="Big deal")).to_contain_text("1.00", timeout=2000)
+    assert visit.settle() == []

@@ -404,6 +404,12 @@ function context(workspace) {
         // the next request says what is wrong
       }
     },
+    // The workspace (stages, agents, segmentations, tags) read again, in place: a record
+    // named one added elsewhere since it was opened (panel-parts.js readRecord).
+    readWorkspace: async () => {
+      const fresh = await call(session, "GET", `/api/workspace/${session.workspace}`);
+      if (ctx.session === session) Object.assign(ctx.workspace, fresh);
+    },
     // The current view again after a save: a board read again in place (the cards loaded
     // with "Load more", the scroll and the focus kept), another view drawn again.
     refresh: () => reloadBoard(ctx) ?? render(ctx),

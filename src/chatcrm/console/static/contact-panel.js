@@ -178,10 +178,12 @@ export async function contactPanel(ctx, id, frame) {
   // Shown only to a caller who may read them (a key without opportunities:read, say).
   const seesOpportunities = allows(ctx.session, "opportunities:read");
   const opportunities = loadingList("ul", "linked", "No opportunities.");
+  const listed = new Set(); // the ids of the opportunities shown
   const showOpportunities = () =>
     seesOpportunities &&
     opportunities.show(async () =>
       (await every(ctx.session, "/api/opportunity", { contactId: state.record.id })).map((o) => {
+        listed.add(o.id);
         // Closed, its panel leaves the list drawn again: the keyboard goes on from this
         // opportunity's new link (the old one, which had it, is gone).
         const closed = async () => {
@@ -228,9 +230,26 @@ export async function contactPanel(ctx, id, frame) {
       },
     },
   );
+  // Its opportunities made, changed or removed elsewhere: the list follows (contract H).
+  let opportunitiesPending = null;
+  const followOpportunities = (events) => {
+    const touched = (events || []).some(
+      (e) =>
+        e.type.startsWith("opportunity.") && (listed.has(e.recordId) || e.data?.contactId === state.record.id),
+    );
+    if (!touched || !seesOpportunities) return;
+    clearTimeout(opportunitiesPending);
+    opportunitiesPending = setTimeout(() => {
+      listed.clear();
+      showOpportunities();
+    }, 100);
+  };
+  ctx.listeners.add(followOpportunities);
   const talk = allows(ctx.session, "messages:read") ? conversation(ctx, state.record.id) : null;
   frame.dialog.addEventListener("close", () => {
     stopFollowing();
+    ctx.listeners.delete(followOpportunities);
+    clearTimeout(opportunitiesPending);
     if (talk) talk.stop();
   });
 

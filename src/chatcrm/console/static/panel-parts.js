@@ -10,7 +10,22 @@ import { actorWords, formatPhone, historyLine, labelOf } from "./words.js";
 // A record by id (`data.data[0]`) with its ETag, the version an update names in If-Match.
 export async function readRecord(ctx, path, query) {
   const { data, etag } = await ctx.call("GET", path, { query, withEtag: true });
-  return { record: data.data[0], etag };
+  const record = data.data[0];
+  // A stage, agent, segmentation or tag added since the workspace was read (elsewhere):
+  // the workspace is read again, so that the panel's selects offer it.
+  if (namesUnknown(ctx.workspace, record) && ctx.readWorkspace) await ctx.readWorkspace();
+  return { record, etag };
+}
+
+function namesUnknown(workspace, record) {
+  const has = (list, id) => !id || (list || []).some((item) => item.id === id);
+  const stages = [...(workspace.contactStages || []), ...(workspace.opportunityStages || [])];
+  return (
+    !has(stages, record.stageId) ||
+    !has(workspace.agents, record.assignedAgentId) ||
+    !has(workspace.segmentations, record.segmentationId) ||
+    (record.tags || []).some((tag) => !has(workspace.tags, tag.id))
+  );
 }
 
 const UPDATES = {
@@ -136,17 +151,31 @@ export class Editor {
     this.baseline = null;
   }
 
+  // A field is the person's edit when its control no longer holds what it showed once the
+  // record was written into it (`written`), not when it differs from the record: a select
+  // without an option for the record's value (an agent added since the workspace was
+  // read) shows "" and must not be sent as a change nobody made.
   add(wire, control, options = {}) {
     const read = options.read || ((record) => (record[wire] ?? "").toString());
-    this.fields.push({
+    const write = options.write || ((record) => (control.value = read(record)));
+    const field = {
       wire,
       control,
       read,
       value: options.value || (() => control.value),
-      write: options.write || ((record) => (control.value = read(record))),
       send: options.send || (() => control.value),
       instant: Boolean(options.instant),
-    });
+      written: undefined,
+      write: (record) => {
+        write(record);
+        field.written = field.value();
+      },
+    };
+    this.fields.push(field);
+  }
+
+  static edited(field) {
+    return field.value() !== field.written;
   }
 
   // What each control holds now (taken as a save is sent).
@@ -173,7 +202,7 @@ export class Editor {
   // others keep their edit (which Save then sends against the newer version).
   merge(record) {
     for (const field of this.fields) {
-      if (field.value() === field.read(this.baseline)) field.write(record);
+      if (!Editor.edited(field)) field.write(record);
     }
     this.baseline = record;
   }
@@ -181,7 +210,7 @@ export class Editor {
   // Whether `record` changes a field the person has edited (from the version they edit).
   changedUnder(record) {
     return this.fields.some(
-      (field) => !field.instant && field.value() !== field.read(this.baseline) && field.read(record) !== field.read(this.baseline),
+      (field) => !field.instant && Editor.edited(field) && field.read(record) !== field.read(this.baseline),
     );
   }
 
@@ -198,7 +227,7 @@ export class Editor {
   changes() {
     const out = {};
     for (const field of this.fields) {
-      if (!field.instant && field.value() !== field.read(this.baseline)) out[field.wire] = field.send();
+      if (!field.instant && Editor.edited(field)) out[field.wire] = field.send();
     }
     return out;
   }
@@ -305,6 +334,11 @@ function describe(ctx, kind, key, value) {
     const stages = kind === "contact" ? ctx.workspace.contactStages : ctx.workspace.opportunityStages;
     return stageName(stages, value);
   }
+  // Names the console holds, with the id after them (a viewer has no select to read).
+  const named = { assignedAgentId: ctx.workspace.agents, segmentationId: ctx.workspace.segmentations }[key];
+  const found = named?.find((item) => item.id === value);
+  if (found) return `${found.name} (${value})`;
+  if (key === "winLossStatus") return { 0: "open", 1: "won", 2: "lost" }[value] ?? String(value);
   if (key === "internalWhatsappNumber" || key === "platformSenderPhone") return formatPhone(value);
   if (key === "amount" || key === "finalAmount") return money(value); // as the cards show it
   if (typeof value === "boolean") return value ? "yes" : "no";
