@@ -498,6 +498,13 @@ def test_every_command_fails_with_one_line_on_a_bad_database_url(command: list[s
         ("CHATCRM_PUBLIC_URL", "https://crm.example.com:99999", ["migrate"]),
         ("CHATCRM_SMTP_URL", "mail.example.com:25", ["serve", "--port", "0"]),
         ("CHATCRM_SMTP_URL", "smtps://mail.example.com:smtp", ["migrate"]),
+        # Past these a time overflowed where it was used: every sign-in answered 500, the
+        # dispatcher and the purge died, long after a start that said nothing.
+        ("CHATCRM_SESSION_MAX_DAYS", "1e7", ["serve", "--port", "0"]),
+        ("CHATCRM_SESSION_IDLE_HOURS", "1e9", ["serve", "--port", "0"]),
+        ("CHATCRM_DB_CONNECT_TIMEOUT", "1e300", ["dispatch"]),
+        ("CHATCRM_DB_STATEMENT_TIMEOUT", "1e300", ["migrate"]),
+        ("CHATCRM_EVENT_RETENTION_DAYS", "1e12", ["serve", "--port", "0"]),
     ],
 )
 def test_an_invalid_setting_fails_with_one_line_naming_it(

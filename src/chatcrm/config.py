@@ -40,9 +40,11 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(default=10, ge=1, le=200)
     db_max_overflow: int = Field(default=10, ge=0, le=200)
     # Seconds to wait for a connection to open or a pool slot to free before answering 503.
-    db_connect_timeout: float = Field(default=5.0, gt=0)
+    # Upper bounds here and below: past them a time overflows where it is used (a date past
+    # year 9999, a timer past C's int), which answered 500 long after the start.
+    db_connect_timeout: float = Field(default=5.0, gt=0, le=3600)
     # Seconds one statement may run on PostgreSQL before it is cancelled.
-    db_statement_timeout: float = Field(default=30.0, gt=0)
+    db_statement_timeout: float = Field(default=30.0, gt=0, le=86400)
     # Milliseconds an SQLite writer waits for another process's write lock.
     sqlite_busy_timeout_ms: int = Field(default=10_000, ge=0)
     # FULL: a commit answered 200 survives power loss, not only a process crash.
@@ -58,7 +60,7 @@ class Settings(BaseSettings):
     key_cache_ttl: float = Field(default=5.0, ge=0, le=5.0)
     # Events and webhooks (contract D; docs/webhooks.md, docs/operations.md).
     # Days an event stays in the feed and history before the purge removes it.
-    event_retention_days: float = Field(default=30.0, gt=0)
+    event_retention_days: float = Field(default=30.0, gt=0, le=36500)
     # 0: this process sends no webhooks (`chatcrm dispatch` can do it instead).
     dispatch: bool = True
     # Seconds a receiver has to answer 2xx before the attempt counts as failed.
@@ -89,8 +91,8 @@ class Settings(BaseSettings):
     smtp_url: str | None = None
     smtp_from: str = "chatcrm <noreply@localhost>"
     # A console session ends after this long without a request, and this long after sign-in.
-    session_idle_hours: float = Field(default=12.0, gt=0)
-    session_max_days: float = Field(default=7.0, gt=0)
+    session_idle_hours: float = Field(default=12.0, gt=0, le=87600)
+    session_max_days: float = Field(default=7.0, gt=0, le=3650)
     log_level: str = Field(default="info", pattern="(?i)^(debug|info|warning|error|critical)$")
     log_json: bool = True
     # One JSON line per request (method, route, status, duration, request id, key id).
