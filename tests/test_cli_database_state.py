@@ -397,3 +397,15 @@ def test_what_the_database_refuses_stays_status_1(account_url: tuple[str, dict[s
         "`chatcrm users reset-link twin@example.com` gives that user a new link"
     )
     assert twice.returncode == 1
+
+
+def test_the_url_s_host_wins_over_a_host_parameter(empty_url: str) -> None:
+    """docs/operations.md 3.2: with a host in the URL, `?host=` does not choose a socket.
+    The migrations' engine took the parameter, so `migrate` and `serve` failed to connect
+    where the request pool would have."""
+    if empty_url.startswith("sqlite"):
+        pytest.skip("PostgreSQL's URLs")
+    url = f"{empty_url}?host=/nonexistent-socket-folder"
+    succeeded(run_cli("migrate", "--database-url", url))
+    assert "accounts" in tables(empty_url)
+    succeeded(run_cli("accounts", "list", "--database-url", url))

@@ -108,7 +108,9 @@ def async_url(url: str) -> URL:
         # The pool serving requests takes the URL's parts and its `host` query parameter
         # only (docs/operations.md 3.2); the migrations' engine takes the same, where the
         # driver would refuse any other parameter (`sslmode`: set PGSSLMODE instead).
-        query = {k: v for k, v in parsed.query.items() if k == "host"}
+        # When the URL has a host, the URL's host wins (3.2): asyncpg's dialect would let the
+        # query's `host` override it.
+        query = {k: v for k, v in parsed.query.items() if k == "host" and not parsed.host}
         return parsed.set(drivername="postgresql+asyncpg", query=query)
     raise DatabaseUrlError(f"unsupported database {backend!r}: use sqlite:/// or postgresql://")
 
