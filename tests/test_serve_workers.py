@@ -7,6 +7,8 @@ together they allow the key's budget exactly, whichever worker a connection reac
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,3 +104,36 @@ def test_one_connection_gets_the_key_s_whole_burst(server: Server) -> None:
         ]
     assert statuses[:4] == [200] * 4, statuses
     assert 429 in statuses[4:], statuses
+
+
+def _pool_open(metrics_text: str) -> float:
+    for family in text_string_to_metric_families(metrics_text):
+        if family.name == "chatcrm_db_pool_connections_open":
+            return sum(sample.value for sample in family.samples)
+    raise AssertionError(metrics_text)
+
+
+def _live_pids(metrics: Path) -> set[int]:
+    return {int(p.stem.rsplit("_", 1)[-1]) for p in metrics.glob("gauge_live*_*.db")}
+
+
+def test_a_killed_worker_s_gauges_leave_the_sum(tmp_path: Path) -> None:
+    """A worker killed (out of memory, say) never marked itself dead: its pool gauges were
+    added to the live workers' at every scrape, for good (operations.md 4.9)."""
+    environment = {"TMPDIR": str(tmp_path)}
+    with serve(f"sqlite:///{tmp_path / 'killed.db'}", workers=2, env=environment) as server:
+        [metrics] = tmp_path.glob("chatcrm-metrics-*")
+        deadline = time.monotonic() + 30
+        while len(_live_pids(metrics)) < 2:  # each worker sets its gauges once a second
+            assert time.monotonic() < deadline, server.output()
+            _fresh("GET", f"{server.base_url}/ready")
+            time.sleep(0.2)
+        victim = min(_live_pids(metrics))
+        os.kill(victim, signal.SIGKILL)
+        while len(_live_pids(metrics) - {victim}) < 2:  # the supervisor starts another
+            assert time.monotonic() < deadline, server.output()
+            time.sleep(0.2)
+        scrape = _fresh("GET", f"{server.base_url}/metrics")
+        assert scrape.status_code == 200
+        assert victim not in _live_pids(metrics), server.output()
+        _pool_open(scrape.text)  # still reported, now over the two live workers only

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from prometheus_client import (
@@ -82,8 +83,31 @@ async def pool_forever(stats: PoolStats) -> None:
         await asyncio.sleep(POOL_EVERY_SECONDS)
 
 
+def _forget_dead_workers() -> None:
+    """A worker killed (out of memory, SIGKILL) never marks itself dead: its pool gauges
+    would be added to the live workers' for good (operations.md 4.9: summed over live
+    workers). Each process whose live gauges' file is there but that no longer runs is
+    marked dead at a scrape (its counters stay: what it answered was answered)."""
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not folder:
+        return
+    pids: set[int] = set()
+    for path in Path(folder).glob("gauge_live*_*.db"):
+        number = path.stem.rsplit("_", 1)[-1]
+        if number.isdigit():
+            pids.add(int(number))
+    for pid in pids:
+        try:
+            os.kill(pid, 0)  # no signal sent: whether the process exists
+        except ProcessLookupError:
+            prom_multiprocess.mark_process_dead(pid)
+        except PermissionError:
+            pass  # another user's process of that number: alive
+
+
 def render() -> tuple[bytes, str]:
     if MULTIPROCESS:
+        _forget_dead_workers()
         registry = CollectorRegistry()
         prom_multiprocess.MultiProcessCollector(registry)
         return generate_latest(registry), CONTENT_TYPE_LATEST
