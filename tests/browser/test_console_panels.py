@@ -569,3 +569,47 @@ def test_a_contact_s_opportunities_follow_changes_made_elsewhere(
     _api(server, account, "PUT", "/api/opportunity", json={"amount": 1}, params={"id": deal["id"]})
     expect(listed.filter(has_text="Big deal")).to_contain_text("1.00", timeout=2000)
     assert visit.settle() == []
+
+
+def test_an_open_contact_panel_keeps_up_with_tags_and_merges_elsewhere(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """While a contact's panel was open: a tag created and given to it elsewhere had no
+    box, and a save of another tag dropped it; a merge into it did not bring the
+    duplicate's activities."""
+    account = new_account(database_url)
+    made = _setup(server, account)
+    ana = made["ana"]
+    ws = f"/api/workspace/{account.workspace_id}"
+    where = {"id": ana["id"], "workspaceId": account.workspace_id}
+    panel = _open(visit, account, f"contacts/{ana['id']}", "Ana Diaz")
+    tags = panel.get_by_role("group", name="Tags")
+    expect(tags.get_by_label("VIP")).to_be_checked()
+    later = _api(server, account, "POST", f"{ws}/tags", json={"name": "Elsewhere"})
+    both = {"tags": [made["vip"]["id"], later["id"]]}
+    _api(server, account, "PUT", "/api/contact", json=both, params=where)
+    expect(tags.get_by_label("Elsewhere")).to_be_checked(timeout=2000)
+    tags.get_by_label("Hot").check()
+    panel.get_by_role("button", name="Save").click()
+    expect(panel.get_by_role("status")).to_have_text("Saved.")
+    stored = _api(server, account, "GET", f"/api/contact/{ana['id']}")["data"][0]
+    assert sorted(t["name"] for t in stored["tags"]) == ["Elsewhere", "Hot", "VIP"]
+
+    # A duplicate with an activity merged into her: its activity comes with it.
+    dupe = _api(
+        server, account, "POST", "/api/contact", json={"name": "Ana D", "email": "ad@example.com"}
+    )
+    dupe_id = dupe["contact"]["id"]
+    _api(
+        server,
+        account,
+        "POST",
+        f"/api/contact/{dupe_id}/activities",
+        json={"content": "Called the duplicate"},
+    )
+    merge = {"primaryId": ana["id"], "duplicateIds": [dupe_id]}
+    _api(server, account, "POST", "/api/contact/merge", json=merge)
+    activities = panel.get_by_role("region", name="Activities")
+    expect(activities).to_contain_text("Called the duplicate", timeout=2000)
+
+    assert visit.settle() == []

@@ -755,3 +755,24 @@ def test_ending_a_session_leaves_the_keyboard_on_the_next_one(
     expect(ends).to_have_count(0)
     expect(page.get_by_role("list").filter(has_text="(this one)")).to_be_focused()
     assert visit.settle() == []
+
+
+def test_a_refusal_under_another_person_s_session_is_not_taken_for_a_new_role(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """A viewer's sign-in in another tab made the owner's tab's next refusal read the
+    session again and take the viewer for the owner with a new role: the tab went on as the
+    viewer, and its changes were made as them."""
+    account = new_account(database_url)
+    _set_password(visit, _invite(server, account, "owner"))
+    page = visit.page
+    nav = page.get_by_role("navigation", name="Console")
+    expect(nav.get_by_role("link", name="Users")).to_be_visible()
+    viewer = _invite(server, account, "viewer")
+    _second_tab_signs_in(visit, viewer)
+    nav.get_by_role("link", name="Users").click()  # refused: the cookie is the viewer's
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text(
+        f"{viewer['user']['email']}) signed in in another tab of this browser"
+    )
+    assert visit.settle(expected=("403 ",)) == []

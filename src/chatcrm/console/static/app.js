@@ -338,9 +338,32 @@ async function workspaceRefused(error, method, ctx = null) {
       ctx.confirming = false;
     }
   }
+  // The refusal may be another person's: the browser's cookie replaced by a sign-in in
+  // another tab. That is said, not "you can no longer use" with their workspaces.
+  if (ctx && (await anotherPersonHolds(ctx.session))) return true;
   const which = ctx ? `the workspace “${ctx.workspace.name}”` : "the workspace that was open";
   toChooser(`You can no longer use ${which}: choose another one.`);
   return true;
+}
+
+// Whether the browser's session cookie is now another person's than the one this tab
+// signed in as (a sign-in in another tab replaced it); then the tab goes to the sign-in,
+// which names who signed in there: it must never read or change as them.
+async function anotherPersonHolds(asked) {
+  if (asked.key || !asked.user) return false;
+  let holding;
+  try {
+    holding = await call({}, "GET", "/api/session");
+  } catch {
+    return false; // no session: the next request says so
+  }
+  if (asked !== session || holding.user.id === asked.user.id) return false;
+  signedInElsewhere(holding.user);
+  return true;
+}
+
+function signedInElsewhere(user) {
+  signIn(`${user.name} (${user.email}) signed in in another tab of this browser: sign in again to go on here.`);
 }
 
 // The refusals that say the caller is no longer signed in.
@@ -388,7 +411,13 @@ function context(workspace) {
       const asked = session;
       try {
         const current = await call(session, "GET", "/api/session");
-        if (asked !== session || current.user.role === session.user.role) return;
+        if (asked !== session) return;
+        // Another person's session now (a sign-in in another tab), not this one's new role.
+        if (current.user.id !== session.user.id) {
+          await anotherPersonHolds(asked);
+          return;
+        }
+        if (current.user.role === session.user.role) return;
         session.user = current.user;
         offerViews();
         // An open panel offered the old role's controls: the hash's record is opened again
@@ -443,10 +472,7 @@ async function sessionRenewed(error) {
     session.csrf = holding.csrfToken;
     return true;
   }
-  signIn(
-    `${holding.user.name} (${holding.user.email}) signed in in another tab of this browser: ` +
-      "sign in again to go on here.",
-  );
+  signedInElsewhere(holding.user);
   return false;
 }
 

@@ -16,6 +16,7 @@ import {
   followChanges,
   historyItems,
   loadingList,
+  nameIn,
   readRecord,
   saveStageOnChange,
   section,
@@ -27,26 +28,29 @@ import { explain } from "./words.js";
 const sortedIds = (ids) => [...ids].sort().join(",");
 
 function tagChoice(tags) {
-  const boxes = tags.map((tag) => h("input", { type: "checkbox", value: tag.id }));
-  const fieldset = h(
-    "fieldset",
-    { class: "choices" },
-    h("legend", {}, "Tags"),
-    tags.length
-      ? tags.map((tag, i) => {
-          const chip = h("span", { class: "chip", "aria-hidden": "true" });
-          chip.style.setProperty("--tag-color", tag.color || "#888");
-          return h("label", { class: "check" }, boxes[i], chip, tag.name);
-        })
-      : h("p", { class: "muted" }, "This workspace has no tags."),
-  );
+  const boxes = [];
+  const empty = h("p", { class: "muted" }, "This workspace has no tags.");
+  const fieldset = h("fieldset", { class: "choices" }, h("legend", {}, "Tags"));
+  const addBox = (tag) => {
+    const box = h("input", { type: "checkbox", value: tag.id });
+    const chip = h("span", { class: "chip", "aria-hidden": "true" });
+    chip.style.setProperty("--tag-color", tag.color || "#888");
+    boxes.push(box);
+    empty.remove();
+    fieldset.append(h("label", { class: "check" }, box, chip, tag.name));
+  };
+  for (const tag of tags) addBox(tag);
+  if (!tags.length) fieldset.append(empty);
   const checked = () => boxes.filter((box) => box.checked).map((box) => box.value);
   return {
     fieldset,
     read: (record) => sortedIds((record.tags || []).map((tag) => tag.id)),
     value: () => sortedIds(checked()),
+    // A tag the record holds that has no box (created elsewhere since the panel opened)
+    // gets one: a save must not drop what the form did not show (B.1 replaces the set).
     write: (record) => {
       const on = new Set((record.tags || []).map((tag) => tag.id));
+      for (const tag of record.tags || []) if (!boxes.some((box) => box.value === tag.id)) addBox(tag);
       for (const box of boxes) box.checked = on.has(box.value);
     },
     send: checked,
@@ -85,15 +89,18 @@ export async function contactPanel(ctx, id, frame) {
   // Read in the full shape only (READ_HIDDEN); the API normalises what is typed.
   editor.add("internalWhatsappNumber", phone, { send: () => phone.value.trim() });
   editor.add("tags", tags.fieldset, tags);
-  editor.add("assignedAgentId", agent, { send: () => agent.value || null });
-  editor.add("segmentationId", segmentation, { send: () => segmentation.value || null });
+  editor.add("assignedAgentId", agent, { send: () => agent.value || null, name: (v) => nameIn(ctx.workspace.agents, v) });
+  editor.add("segmentationId", segmentation, {
+    send: () => segmentation.value || null,
+    name: (v) => nameIn(ctx.workspace.segmentations, v),
+  });
   editor.add("isBotEnabled", bot, {
     read: (record) => String(record.isBotEnabled !== false),
     value: () => String(bot.checked),
     write: (record) => (bot.checked = record.isBotEnabled !== false),
     send: () => bot.checked,
   });
-  editor.add("stageId", stage, { instant: true });
+  editor.add("stageId", stage, { instant: true, name: (v) => nameIn(ctx.workspace.contactStages, v) });
   editor.add("isSolved", solved, {
     read: (record) => String(Boolean(record.isSolved)),
     value: () => String(solved.checked),
@@ -206,7 +213,7 @@ export async function contactPanel(ctx, id, frame) {
   // Changes made elsewhere meanwhile, a message's effects among them (panel-parts.js).
   const stopFollowing = followChanges(
     ctx,
-    ["contact.updated", "contact.merged"], // a merge into it changes it too
+    ["contact.updated", "contact.merged", "contact.restored"], // a merge into it changes it too
     state,
     editor,
     () => readRecord(ctx, path, { shape: "full" }),
@@ -227,6 +234,16 @@ export async function contactPanel(ctx, id, frame) {
       deleted: {
         type: "contact.deleted",
         show: () => frame.feedback.error({ message: "This contact was deleted elsewhere: changes to it can no longer be saved." }),
+      },
+      on: {
+        // Restored since: the deletion's message is no longer true (the record is read
+        // again as for any change).
+        "contact.restored": () => frame.feedback.clear(),
+        // A merge into it brings the duplicates' activities and messages too.
+        "contact.merged": () => {
+          showActivities();
+          if (talk) talk.firstPage();
+        },
       },
     },
   );

@@ -13,6 +13,7 @@ import {
   followChanges,
   historyItems,
   loadingList,
+  nameIn,
   readRecord,
   saveStageOnChange,
   section,
@@ -71,8 +72,8 @@ export async function opportunityPanel(ctx, id, frame) {
   editor.add("name", name);
   editor.add("description", description);
   editor.add("amount", amount, { send: () => amountOf(amount.value) });
-  editor.add("assignedAgentId", agent, { send: () => agent.value || null });
-  editor.add("stageId", stage, { instant: true });
+  editor.add("assignedAgentId", agent, { send: () => agent.value || null, name: (v) => nameIn(ctx.workspace.agents, v) });
+  editor.add("stageId", stage, { instant: true, name: (v) => nameIn(ctx.workspace.opportunityStages, v) });
   // A date: the day of the stored timestamp (sent as that day, midnight UTC).
   editor.add("expirationDate", expiration, {
     read: (record) => (record.expirationDate || "").slice(0, 10),

@@ -62,7 +62,7 @@ export function followChanges(
   editor,
   read,
   take,
-  { activities = null, gone = null, deleted = null } = {},
+  { activities = null, gone = null, deleted = null, on = {} } = {},
 ) {
   let pending = null;
   let staleAt = null; // the version the panel had when an edited field changed elsewhere
@@ -74,6 +74,10 @@ export function followChanges(
     }
     if (deleted && events.some((e) => e.type === deleted.type && e.recordId === state.record.id)) {
       deleted.show();
+    }
+    // Other events of the record with something of their own to show (`on`: type → what).
+    for (const [type, show] of Object.entries(on)) {
+      if (events.some((e) => e.type === type && e.recordId === state.record.id)) show();
     }
     // An activity added elsewhere: the panel's list of them (and its history) follows.
     if (activities && events.some((e) => e.type === activities.type && e.recordId === state.record.id)) {
@@ -145,6 +149,11 @@ export function saveStageOnChange(ctx, kind, stages, stage, panel) {
   stage.addEventListener("change", save);
 }
 
+// The name of the item of `list` whose id is `id` (an agent, a stage), else undefined.
+export function nameIn(list, id) {
+  return (list || []).find((item) => item.id === id)?.name;
+}
+
 export class Editor {
   constructor() {
     this.fields = [];
@@ -157,7 +166,17 @@ export class Editor {
   // read) shows "" and must not be sent as a change nobody made.
   add(wire, control, options = {}) {
     const read = options.read || ((record) => (record[wire] ?? "").toString());
-    const write = options.write || ((record) => (control.value = read(record)));
+    const write =
+      options.write ||
+      ((record) => {
+        const value = read(record);
+        // A select without an option for the value (an agent added elsewhere since the
+        // panel opened) gets one, named as `options.name` finds it, else by its id.
+        if (control.tagName === "SELECT" && value && ![...control.options].some((o) => o.value === value)) {
+          control.append(h("option", { value }, (options.name && options.name(value)) || value));
+        }
+        control.value = value;
+      });
     const field = {
       wire,
       control,
@@ -253,7 +272,18 @@ export function actions(frame, controls, reload, explainer = async (error) => er
       const error = await explainer(caught);
       const again =
         error.status === 412
-          ? h("button", { type: "button", onclick: () => reload().catch((e) => frame.feedback.error(e)) }, "Reload")
+          ? h(
+              "button",
+              {
+                type: "button",
+                // The refusal is no longer true once the record is read again.
+                onclick: () => {
+                  frame.feedback.clear();
+                  return reload().catch((e) => frame.feedback.error(e));
+                },
+              },
+              "Reload",
+            )
           : null;
       frame.feedback.error(error, controls(), again);
     } finally {
