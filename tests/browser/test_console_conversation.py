@@ -214,9 +214,12 @@ def test_the_composer_is_closed_outside_the_window(
     conversation.get_by_label("Template name").fill("order_update")
     conversation.get_by_label("Language").fill("es")
     conversation.get_by_label("Parameters (one per line)").fill("Dan\nORD-1")
-    conversation.get_by_role("button", name="Use template").click()
+    use = conversation.get_by_role("button", name="Use template")
+    use.focus()
+    visit.page.keyboard.press("Enter")
     alert = conversation.get_by_role("alert")
     expect(alert).to_contain_text("no enabled WhatsApp channel")
+    expect(use).to_be_focused()  # held while sending, it gets the keyboard back
     visit.failed.clear()  # the 422 was the point
 
     # An inbound message now opens the window, live.

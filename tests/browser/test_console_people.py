@@ -776,3 +776,21 @@ def test_a_refusal_under_another_person_s_session_is_not_taken_for_a_new_role(
         f"{viewer['user']['email']}) signed in in another tab of this browser"
     )
     assert visit.settle(expected=("403 ",)) == []
+
+
+def test_a_refused_disable_leaves_the_keyboard_on_its_button(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """The row's controls are held while a change is saved, which took the focus: a refusal
+    (the last owner) left the keyboard at the page's start."""
+    account = new_account(database_url)
+    owner = _invite(server, account, "owner")
+    _set_password(visit, owner)
+    page = visit.page
+    page.get_by_role("link", name="Users").click()
+    disable = page.get_by_role("button", name=f"Disable {owner['user']['name']}")
+    disable.focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("alert")).to_contain_text("owner")
+    expect(disable).to_be_focused()
+    assert visit.settle(expected=("409 ",)) == []

@@ -85,6 +85,9 @@ export function composer(ctx, contactId, { feedback, sent }) {
   async function post(body, lines = null) {
     const written = JSON.stringify(body);
     if (written !== attempt.body) attempt = { body: written, key: newKey() };
+    // The button pressed is disabled while the message is on its way, which takes the
+    // keyboard from it: it gets it back after (unless it went elsewhere meanwhile).
+    const pressed = document.activeElement;
     busy = true;
     showWindow();
     feedback.clear();
@@ -102,6 +105,9 @@ export function composer(ctx, contactId, { feedback, sent }) {
     } finally {
       busy = false;
       showWindow();
+      const lost = !document.activeElement || document.activeElement === document.body;
+      if (lost && pressed?.isConnected && !pressed.disabled) pressed.focus();
+      else if (lost && !text.disabled) text.focus();
     }
   }
 

@@ -195,7 +195,10 @@ class Conversation {
   async loadOlder() {
     if (!this.before || this.loadingOlder) return;
     this.loadingOlder = true;
-    this.older.disabled = true;
+    // Held by aria-disabled, not disabled: a focused button keeps the keyboard (Enter again
+    // loads the next page), as the board's "Load more" does.
+    const pressed = document.activeElement === this.older;
+    this.older.setAttribute("aria-disabled", "true");
     const fromEnd = this.list.scrollHeight - this.list.scrollTop;
     try {
       const page = await this.ctx.call("GET", this.path, { query: { before: this.before, pageSize: PAGE } });
@@ -207,8 +210,10 @@ class Conversation {
       this.feedback.error(error);
     } finally {
       this.loadingOlder = false;
-      this.older.disabled = false;
+      this.older.removeAttribute("aria-disabled");
       this.older.hidden = !this.before;
+      // No page left: the button goes, and the keyboard to the conversation it brought.
+      if (pressed && this.older.hidden) this.list.focus();
     }
   }
 

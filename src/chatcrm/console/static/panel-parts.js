@@ -277,9 +277,10 @@ export function actions(frame, controls, reload, explainer = async (error) => er
               {
                 type: "button",
                 // The refusal is no longer true once the record is read again.
-                onclick: () => {
-                  frame.feedback.clear();
-                  return reload().catch((e) => frame.feedback.error(e));
+                onclick: async () => {
+                  frame.feedback.clear(); // removes this button: the keyboard goes to Save
+                  frame.dialog.querySelector("button[type=submit]")?.focus();
+                  await reload().catch((e) => frame.feedback.error(e));
                 },
               },
               "Reload",

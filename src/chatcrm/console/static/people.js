@@ -155,6 +155,8 @@ function userRow(ctx, user, owner, spaces, saved = false) {
       for (const control of held) control.disabled = false;
       undo();
       problems.append(note(error.message, "alert"));
+      // Held while saving, the control lost the keyboard: it goes back to it.
+      if (focused) document.getElementById(focused)?.focus();
     }
   };
   let places = null;
