@@ -217,6 +217,23 @@ def test_a_session_ended_elsewhere_leads_back_to_the_sign_in(
     visit.failed.clear()  # the 401 was the point
 
 
+def _agent_and_another(server: str, account: NewAccount) -> tuple[dict, dict, dict]:
+    """An invited agent user, the workspace's agent linked to it by e-mail, and another
+    agent of the workspace."""
+    invited = _invite(server, account, "agent")
+    agents = f"/api/workspace/{account.workspace_id}/agents"
+    mine = api(
+        server, account, "POST", agents, json={"name": "Me", "email": invited["user"]["email"]}
+    )
+    other = api(server, account, "POST", agents, json={"name": "Other", "email": unique_email()})
+    return invited, mine, other
+
+
+def _agents_see_only_assigned(server: str, account: NewAccount) -> None:
+    setting = {"paramToUpdate": "agentsSeeOnlyAssigned", "agentsSeeOnlyAssigned": True}
+    api(server, account, "PUT", f"/api/workspace/{account.workspace_id}", json=setting)
+
+
 def test_an_assigned_only_agent_loses_what_is_reassigned_away_without_a_reload(
     visit: Visit, server: str, database_url: str
 ) -> None:
@@ -224,20 +241,13 @@ def test_an_assigned_only_agent_loses_what_is_reassigned_away_without_a_reload(
     reassigned away from an assigned-only agent leaves its boards, and its opportunity with
     it, though the change that hid it never reaches the agent's events feed."""
     account = new_account(database_url)
-    invited = _invite(server, account, "agent")
-    ws = account.workspace_id
-    agents = f"/api/workspace/{ws}/agents"
-    mine = api(
-        server, account, "POST", agents, json={"name": "Me", "email": invited["user"]["email"]}
-    )
-    other = api(server, account, "POST", agents, json={"name": "Other", "email": unique_email()})
+    invited, mine, other = _agent_and_another(server, account)
     ana = create(
         server, account, "contact", name="Ana", email=unique_email(), assignedAgentId=mine["id"]
     )
     create(server, account, "contact", name="Bea", email=unique_email(), assignedAgentId=mine["id"])
     create(server, account, "opportunity", name="Deal of Ana", amount=5, contactId=ana)
-    setting = {"paramToUpdate": "agentsSeeOnlyAssigned", "agentsSeeOnlyAssigned": True}
-    api(server, account, "PUT", f"/api/workspace/{ws}", json=setting)
+    _agents_see_only_assigned(server, account)
     _set_password(visit, invited)
     page = visit.page
     expect(page.get_by_role("article", name="Ana")).to_be_visible()
@@ -381,13 +391,7 @@ def test_an_opportunity_s_contact_hidden_from_the_agent_is_no_link(
     """An assigned-only agent's opportunity of another agent's contact showed the contact's
     id as a link that could only open "No contact with id …"."""
     account = new_account(database_url)
-    invited = _invite(server, account, "agent")
-    ws = account.workspace_id
-    agents = f"/api/workspace/{ws}/agents"
-    mine = api(
-        server, account, "POST", agents, json={"name": "Me", "email": invited["user"]["email"]}
-    )
-    other = api(server, account, "POST", agents, json={"name": "Other", "email": unique_email()})
+    invited, mine, other = _agent_and_another(server, account)
     hidden = create(
         server, account, "contact", name="Ana", email=unique_email(), assignedAgentId=other["id"]
     )
@@ -395,8 +399,7 @@ def test_an_opportunity_s_contact_hidden_from_the_agent_is_no_link(
         server, account, "opportunity", name="Deal", amount=5, contactId=hidden,
         assignedAgentId=mine["id"],
     )  # fmt: skip
-    setting = {"paramToUpdate": "agentsSeeOnlyAssigned", "agentsSeeOnlyAssigned": True}
-    api(server, account, "PUT", f"/api/workspace/{ws}", json=setting)
+    _agents_see_only_assigned(server, account)
     _set_password(visit, invited)
     page = visit.page
     page.get_by_role("link", name="Opportunities").click()
