@@ -137,4 +137,4 @@ def _wait_until_up(server: Server) -> None:
                 return
         except httpx.TransportError:
             pass
-        time.sleep(0.2)
+        time.sleep(0.05)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.local_http import serve_in_thread
+
 # A media's bytes: a PNG's signature, then anything (the console never looks inside).
 PNG = b"\x89PNG\r\n\x1a\n" + b"not really an image"
 
@@ -95,8 +97,7 @@ def fake_graph() -> Iterator[Graph]:
     graph = Graph()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(graph))
     graph.base_url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    thread = serve_in_thread(httpd)
     try:
         yield graph
     finally:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.local_http import serve_in_thread
+
 TOKEN = "EAAG-test-access-token"
 
 
@@ -150,8 +152,7 @@ class FakeGraph:
 
         self._server = Server(("127.0.0.1", 0), Handler)
         self.port: int = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._thread = serve_in_thread(self._server)
 
     @property
     def base_url(self) -> str:

@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 
+from tests.local_http import serve_in_thread
+
 DROP = "drop"  # close the connection without answering
 
 
@@ -87,8 +89,7 @@ class _Base:
 
         self._server = _Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._thread = serve_in_thread(self._server)
 
     def handle(self, handler: BaseHTTPRequestHandler, seen: Seen) -> None:
         raise NotImplementedError

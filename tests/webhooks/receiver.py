@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.local_http import serve_in_thread
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -71,8 +73,7 @@ class Receiver:
         self._server = Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.port: int = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._thread = serve_in_thread(self._server)
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
