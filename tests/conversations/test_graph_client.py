@@ -5,7 +5,10 @@ and resolves to 127.0.0.1 when the client connects (DNS rebinding) reaches nothi
 from __future__ import annotations
 
 import asyncio
+import socket
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -97,4 +100,29 @@ async def test_an_address_check_that_runs_out_of_time_sent_nothing(
         await client.aclose()
     assert result.outcome == graph.RETRY, result
     assert result.detail.startswith("address lookup: ")
+    assert fake.requests == []
+
+
+async def test_a_lookup_slower_than_the_deadline_sent_nothing_where_private_is_allowed(
+    fake: FakeGraph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CHATCRM_WEBHOOK_ALLOW_PRIVATE skips the address rules, not the lookup before the
+    request: a slow resolver still means nothing was sent, never an unknown outcome."""
+    looked_up = socket.getaddrinfo
+
+    def slow_for_graph(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "graph.slow.example":
+            time.sleep(1)
+        return looked_up(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_for_graph)
+    access = graph.Access(f"http://graph.slow.example:{fake.port}/v21.0", "1555", TOKEN)
+    body = graph.text_body("5511999990000", "hello", None)
+    client = graph.new_client(timeout=5, max_connections=2, allow_private=True)
+    try:
+        result = await graph.post(client, access, body, deadline=0.2, allow_private=True)
+    finally:
+        await client.aclose()
+    assert result.outcome == graph.RETRY, result
+    assert result.error is None
     assert fake.requests == []

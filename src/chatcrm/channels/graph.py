@@ -207,10 +207,13 @@ async def post(
         return Result(FAILED, error=UNSENDABLE_TOKEN, detail=UNSENDABLE_TOKEN["title"])
     try:
         async with asyncio.timeout(deadline):
-            refused = await check_at_send(url, allow_private=allow_private)
+            # The name is looked up here even where private addresses are allowed: a
+            # lookup that fails or runs out of time inside the request would leave the
+            # outcome unknown, where here it is plainly "nothing was sent".
+            refused = await check_at_send(url, allow_private=False)
             if refused is not None and refused.endswith("does not resolve"):
                 return Result(RETRY, detail=refused)  # nothing was sent
-            if refused is not None:
+            if refused is not None and not allow_private:
                 error = {"code": "ADDRESS_REFUSED", "title": f"address refused: {refused}"}
                 return Result(FAILED, error=error, detail=error["title"])
             headers = {**access.headers(), "content-type": "application/json"}
