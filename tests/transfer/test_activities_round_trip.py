@@ -98,3 +98,31 @@ def test_activities_are_exported_and_imported_once(
     errors = [r["error"] for r in read_csv(rejects)]
     assert errors[0].startswith("line 2: activities: activity 1: categoryType: must be one of")
     assert errors[1] == "line 3: activities: must be a JSON array of activities"
+
+
+def test_rows_of_two_namesakes_in_another_order_take_their_own_activities(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """Two opportunities of one contact share a name, one with an activity: the rows of an
+    export sorted the other way round each find their own (nothing is copied across)."""
+    account = new_account(database_url)
+    ws = Workspace(server, account.api_key, account.workspace_id)
+    ana = ws.call("POST", "/api/contact", json={"name": "Ana", "email": "ana@example.com"})
+    for _ in range(2):
+        made = ws.call(
+            "POST",
+            "/api/opportunity",
+            json={"name": "Dup", "amount": 5, "contactId": ana["contact"]["id"]},
+        )["opportunity"]
+    note = {"categoryType": "Calls", "content": "only on the second"}
+    ws.call("POST", f"/api/opportunity/{made['id']}/agent/activities", json=note)
+    exported = tmp_path / "opportunities.csv"
+    assert ws.cli("export", "opportunities", "-o", str(exported)).exit_code == 0
+    before = _records(ws)
+    listed = read_csv(exported)
+    header, rows = list(listed[0]), [list(r.values()) for r in listed]
+    swapped = write_csv(tmp_path / "swapped.csv", [header, *reversed(rows)])
+    for args in (["--dry-run"], []):
+        run = ws.cli("import", "opportunities", str(swapped), *args)
+        assert summary(run) == "created 0, updated 0, unchanged 2, failed 0", run.output
+    assert _records(ws) == before

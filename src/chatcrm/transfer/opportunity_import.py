@@ -235,15 +235,22 @@ class _Applier:
             for p in rows:
                 p.error = error_text(exc)
             return
-        left = []
-        for p in rows:
-            assert p.body is not None
-            equal = next((r for r in listed.free(name) if not _changes(p.body, r)), None)
-            if equal is None:
-                left.append(p)
-            else:
-                listed.take(equal)
-                p.status = "unchanged"
+        # Rows equal to an opportunity are matched first, each to one: those whose
+        # activities are exactly the opportunity's, then those it holds among more (added
+        # since the export). Else, of two namesakes, a row without activities could take
+        # the one that has them, and the other row would copy them onto its twin.
+        left = list(rows)
+        for exactly in (True, False):
+            unmatched = []
+            for p in left:
+                assert p.body is not None
+                equal = next((r for r in listed.free(name) if _equal(p.body, r, exactly)), None)
+                if equal is None:
+                    unmatched.append(p)
+                else:
+                    listed.take(equal)
+                    p.status = "unchanged"
+            left = unmatched
         for p in left:
             assert p.body is not None
             free = listed.free(name)
@@ -316,6 +323,14 @@ def value_problems(body: dict[str, Any], existing: dict[str, Any] | None) -> str
         changed = _changes(body, existing)
         errors = update_values(FIELDS, list(changed), changed).errors
     return "; ".join(f"{e.field}: {e.message}" for e in errors) or None
+
+
+def _equal(body: dict[str, Any], stored: dict[str, Any], exactly: bool) -> bool:
+    """Whether the row changes nothing of the stored opportunity; `exactly`: nor does the
+    opportunity hold activities the row does not list (an empty cell lists none)."""
+    if _changes(body, stored):
+        return False
+    return not exactly or len(stored.get(ACTIVITIES) or []) == len(body.get(ACTIVITIES) or [])
 
 
 def _changes(body: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
