@@ -152,7 +152,9 @@ def test_a_contacts_panel_edits_moves_and_records(
     expect(alert).to_contain_text("Someone else changed this contact — reload to see their change")
     expect(alert).to_contain_text("The record has changed")  # and the API's own message
     visit.failed.clear()  # the 412 was the point
-    alert.get_by_role("button", name="Reload").click()
+    alert.get_by_role("button", name="Reload").press("Enter")
+    # The keyboard is on Save, not on the composer's (disabled) Send nor the page's start.
+    expect(panel.get_by_role("button", name="Save")).to_be_focused()
     expect(panel.get_by_label("Email")).to_have_value("ann@example.com")
     expect(panel.get_by_label("Last name")).to_have_value("Ruiz")
     panel.get_by_role("button", name="Save").click()

@@ -279,7 +279,7 @@ export function actions(frame, controls, reload, explainer = async (error) => er
                 // The refusal is no longer true once the record is read again.
                 onclick: async () => {
                   frame.feedback.clear(); // removes this button: the keyboard goes to Save
-                  frame.dialog.querySelector("button[type=submit]")?.focus();
+                  frame.dialog.querySelector("form.edit button[type=submit]")?.focus();
                   await reload().catch((e) => frame.feedback.error(e));
                 },
               },
