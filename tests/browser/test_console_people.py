@@ -711,6 +711,27 @@ def test_a_tab_whose_session_another_person_replaced_says_so(
     assert visit.settle(expected=("403 ",)) == []
 
 
+def test_a_tab_whose_session_another_person_replaced_reads_nothing_as_them(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Reads as well as changes: the owner's tab, after a viewer signed in in another one,
+    showed the next view as the viewer saw it (an assigned-only agent's board would lose
+    cards without a word). Its reads carry its token, refused for another session."""
+    account = new_account(database_url)
+    _set_password(visit, _invite(server, account, "owner"))
+    page = visit.page
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
+    viewer = _invite(server, account, "viewer")
+    _second_tab_signs_in(visit, viewer)
+    page.get_by_role("link", name="Opportunities").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text(
+        f"{viewer['user']['email']}) signed in in another tab of this browser"
+    )
+    expect(page.get_by_role("heading", name="Opportunities")).to_have_count(0)
+    assert visit.settle(expected=("403 ",)) == []
+
+
 def test_the_same_person_signed_in_again_in_another_tab_goes_on_working(
     visit: Visit, server: str, database_url: str
 ) -> None:
@@ -725,6 +746,11 @@ def test_the_same_person_signed_in_again_in_another_tab_goes_on_working(
     # one still open.
     again = {"email": owner["user"]["email"], "password": PASSWORD}
     assert page.context.request.post(f"{server}/api/session", data=again).ok
+    # A read goes on too (its token taken from the new session), then a change.
+    page.get_by_role("link", name="Opportunities").click()
+    expect(page.get_by_role("heading", name="Opportunities")).to_be_visible()
+    page.get_by_role("link", name="Contacts").click()
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
     page.get_by_role("button", name="New contact").click()
     dialog = page.get_by_role("dialog", name="New contact")
     dialog.get_by_label("Name", exact=True).fill("Made again")

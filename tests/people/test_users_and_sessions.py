@@ -490,6 +490,32 @@ def test_csrf_token_and_origin_guard_cookie_changes(owner_api: Api) -> None:
     assert admin.request("GET", "/api/user").status_code == 200
 
 
+def test_a_read_with_another_session_s_token_is_refused(owner_api: Api) -> None:
+    """A read needs no token, but one carrying another session's (the cookie changed hands:
+    a sign-in in another tab) is refused rather than answered as the cookie's session."""
+    admin = person(owner_api, "admin")
+    mine = admin.csrf
+    assert admin.request("GET", "/api/user", csrf=False).status_code == 200
+    assert admin.request("GET", "/api/user", headers={"x-csrf-token": mine}).status_code == 200
+    admin.signed_in(
+        admin.request(
+            "POST", "/api/session", json={"email": admin.user["email"], "password": PASSWORD}
+        )
+    )
+    stale = admin.request("GET", "/api/user", headers={"x-csrf-token": mine})
+    assert _refusal(stale, 403, "CSRF_FAILED")["message"] == WRONG_CSRF
+    head = admin.request("HEAD", "/api/user", headers={"x-csrf-token": mine})
+    assert head.status_code == 403
+    # The session the cookie holds answers whoever asks: that is how its token is learnt.
+    held = admin.request("GET", "/api/session", headers={"x-csrf-token": mine})
+    assert ok_data(held)["csrfToken"] == admin.csrf != mine
+    # A key's read is not a session's: the header means nothing there.
+    assert (
+        owner_api.get("/api/user", workspace=None, headers={"x-csrf-token": mine}).status_code
+        == 200
+    )
+
+
 def test_sign_out_clears_the_cookie_and_ends_the_session(owner_api: Api) -> None:
     agent = person(owner_api, "agent")
     out = agent.request("DELETE", "/api/session")

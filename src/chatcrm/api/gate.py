@@ -87,6 +87,22 @@ def check_csrf(scope: Scope, settings: Settings, expected: str) -> None:
         raise CsrfFailed("A change made with the session cookie must come from this server.")
 
 
+# Where the session the cookie holds is read: it answers whoever holds it, token or not.
+_SESSION_PATH = "/api/session"
+
+
+def check_read_token(scope: Scope, expected: str) -> None:
+    """A cookie-authenticated read needs no token (J.3), but one that carries it names the
+    session it was sent for (the console's reads do): another one's token means the
+    cookie changed hands since (a sign-in in another tab), and the answer would be that
+    session's, another person's perhaps. Refused as a change would be."""
+    token = _header(scope, sessions.CSRF_HEADER.encode())
+    if token is None or scope["path"] == _SESSION_PATH:
+        return
+    if not secrets.compare_digest(token.encode(), expected.encode()):
+        raise CsrfFailed(WRONG_CSRF)
+
+
 async def authenticate_again(scope: Scope, conn: Connection) -> Principal:
     """Who the request's credentials stand for now: an answer given after a wait (a long
     poll) must not reach a caller revoked, disabled or signed out meanwhile."""
@@ -132,6 +148,8 @@ class GateMiddleware:
                 current = await sessions.authenticate(conn, cookie, self.settings)
                 if scope["method"] in _CHANGING:
                     check_csrf(scope, self.settings, current.csrf_token)
+                else:
+                    check_read_token(scope, current.csrf_token)
                 request_state[STATE_SESSION] = current
                 principal = current.principal
         except ServiceError as exc:

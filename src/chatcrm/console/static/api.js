@@ -1,6 +1,6 @@
 // The JSON API, as the console calls it: an API key as a Bearer header, or a person's
-// session cookie with its CSRF token on changes; the workspace in x-workspace-id; the
-// envelope's `data` on success, its message on failure.
+// session cookie with its CSRF token; the workspace in x-workspace-id; the envelope's
+// `data` on success, its message on failure.
 const root = document.querySelector("script[data-root]").dataset.root;
 
 export class ApiError extends Error {
@@ -22,10 +22,13 @@ export function passing(error) {
   return !(error instanceof ApiError) || error.status === 0 || error.status === 429 || error.status >= 500;
 }
 
-// The key (or, on a change, the session's CSRF token) and the workspace.
-function credentialsOf(session, method, headers) {
+// The key (or the session's CSRF token) and the workspace. A change needs the token
+// (J.3); a read carries it too, so that the server refuses it (CSRF_FAILED) when the
+// cookie now holds another session — a sign-in in another tab — rather than answering as
+// that session, another person's perhaps (docs/api.md 10.3).
+function credentialsOf(session, headers) {
   if (session.key) headers.Authorization = `Bearer ${session.key}`;
-  else if (session.csrf && method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = session.csrf;
+  else if (session.csrf) headers["X-CSRF-Token"] = session.csrf;
   if (session.workspace) headers["x-workspace-id"] = session.workspace;
   return headers;
 }
@@ -53,12 +56,31 @@ async function envelopeOf(response) {
 // Options: `query`, `body`, `headers` (sent besides the key and workspace, e.g. If-Match or
 // Idempotency-Key), `withEtag` (answer `{data, etag}`: the record's version, for If-Match),
 // `signal` (an AbortSignal: the events feed's long poll is cut short on sign-out).
-export async function call(session, method, path, { query, body, headers: extra, withEtag, signal } = {}) {
+// What the console does when a read is refused CSRF_FAILED (app.js): the same person's
+// new session's token taken (then true: the read goes again), or the sign-in naming who
+// holds the browser now.
+let renewSession = async () => false;
+export function onSessionReplaced(renew) {
+  renewSession = renew;
+}
+
+export async function call(session, method, path, options = {}) {
+  try {
+    return await sent(session, method, path, options);
+  } catch (error) {
+    const read = method === "GET" || method === "HEAD";
+    if (!(read && error instanceof ApiError && error.code === "CSRF_FAILED")) throw error;
+    if (!(await renewSession(error))) throw error;
+    return sent(session, method, path, options);
+  }
+}
+
+async function sent(session, method, path, { query, body, headers: extra, withEtag, signal } = {}) {
   const url = new URL(root + path, window.location.origin);
   for (const [name, value] of Object.entries(query || {})) {
     if (value !== undefined && value !== null && value !== "") url.searchParams.set(name, value);
   }
-  const headers = credentialsOf(session, method, { Accept: "application/json" });
+  const headers = credentialsOf(session, { Accept: "application/json" });
   if (body !== undefined) headers["Content-Type"] = "application/json";
   Object.assign(headers, extra || {});
   let response;
@@ -106,7 +128,7 @@ export function apiUrl(path) {
 // envelope's message when it refuses.
 export async function bytes(session, path) {
   const response = await fetch(apiUrl(path), {
-    headers: credentialsOf(session, "GET", {}),
+    headers: credentialsOf(session, {}),
     credentials: session.key ? "omit" : "same-origin",
   });
   if (!response.ok) {

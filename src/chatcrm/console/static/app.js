@@ -4,7 +4,7 @@
 // back to the choice. An invitation or reset link (`#invite/…`, `#reset/…`) opens the "Set
 // password" page, also when followed in a tab already open here. Each view gets the same
 // context (`ctx`, below).
-import { ApiError, call, passing } from "./api.js";
+import { ApiError, call, onSessionReplaced, passing } from "./api.js";
 import { board, reloadBoard, resetFilters } from "./board.js";
 import { channels } from "./channels.js";
 import { newRecordDialog } from "./dialogs.js";
@@ -380,8 +380,10 @@ function context(workspace) {
         return await call(session, method, path, options);
       } catch (refused) {
         let error = refused;
-        // Refused before it was done: sent again with the token of the session now held.
-        if (await sessionRenewed(refused)) {
+        // Refused before it was done: sent again with the token of the session now held
+        // (a read was, by api.js).
+        const read = method === "GET" || method === "HEAD";
+        if (!read && (await sessionRenewed(refused))) {
           try {
             return await call(session, method, path, options);
           } catch (again) {
@@ -475,6 +477,8 @@ async function sessionRenewed(error) {
   signedInElsewhere(holding.user);
   return false;
 }
+
+onSessionReplaced(sessionRenewed);
 
 // The hash names a view, and may name a record of it whose panel is open: `#contacts/<id>`.
 // A view the caller may not open (a key without contacts:read, say) is never the one shown:
