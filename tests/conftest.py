@@ -111,15 +111,20 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
 _LANGUAGE_COLLATION = "LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8' TEMPLATE template0"
 
 
-def create_pg_database(admin_url: str = PG_ADMIN_URL, *, template: str | None = None) -> str:
-    """A new empty database (a copy of `template` when given) on the test server, or on
-    the server of `admin_url`; returns its URL."""
+def create_pg_database(
+    admin_url: str = PG_ADMIN_URL, *, template: str | None = None, locale: str | None = None
+) -> str:
+    """A new empty database (a copy of `template` when given; of template0 with the
+    `locale` options of CREATE DATABASE when those are) on the test server, or on the
+    server of `admin_url`; returns its URL."""
     name = f"chatcrm_test_{uuid.uuid4().hex[:12]}"
     # A copy keeps its template's collation; a new database takes a language's (ICU's
     # en-US), as most servers are set up (Debian's and Docker's take the system's locale):
     # text then sorts by that language's rules, not byte by byte, and a statement that
     # relies on byte order fails here (the Citus tier keeps the C collation).
     copy = f' TEMPLATE "{template}"' if template else f" {_LANGUAGE_COLLATION}"
+    if locale:
+        copy = f" {locale} TEMPLATE template0"
     try:
         run_sync(lambda: _pg_admin(f'CREATE DATABASE "{name}"{copy}', admin_url))
     except Exception as exc:

@@ -11,7 +11,12 @@ import asyncpg
 import pytest
 from sqlalchemy.engine import make_url
 
+from chatcrm.app import create_app
+from chatcrm.config import Settings
 from chatcrm.db.engine import fold
+from tests.client import Api, ok_data
+from tests.conftest import create_pg_database, drop_pg_database, migrate, new_account
+from tests.in_process import InProcessClient
 
 # Every assigned code point below U+30000 (Python's Unicode tables), surrogates aside.
 _CHARACTERS = [
@@ -47,3 +52,26 @@ def test_every_character_folds_as_postgresql_folds_it(database_url: str, backend
         pytest.skip("this PostgreSQL has no unaccent: its fold is the documented translation")
     differ = {ch: (fold(ch), pg) for ch, pg in zip(letters, theirs, strict=True) if fold(ch) != pg}
     assert differ == {}
+
+
+def test_a_database_whose_ctype_is_c_searches_every_script_without_case() -> None:
+    """PostgreSQL's lower() under `LC_CTYPE 'C'` lowers ASCII alone: a search for
+    `андрей` missed "Андрей" there, though any collation is allowed (docs/operations.md).
+    Migration 0019 lowers with a Unicode-aware collation in such a database."""
+    url = create_pg_database(locale="ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'")
+    try:
+        migrate(url)
+        account = new_account(url)
+        settings = Settings(database_url=url, rate_limit=0, access_log=False, dispatch=False)
+        with InProcessClient(create_app(settings), raise_server_exceptions=False) as http:
+            api = Api(http, account)
+            for n, name in enumerate(("Андрей", "Οδυσσέας", "Núñez")):
+                ok_data(api.post("/api/contact", json={"name": name, "email": f"c{n}@example.com"}))
+            for query, found in (
+                ("андрей", "Андрей"), ("АНДРЕЙ", "Андрей"), ("ΟΔΥΣ", "Οδυσσέας"),
+                ("οδυσσεας", "Οδυσσέας"), ("NUNEZ", "Núñez"),
+            ):  # fmt: skip
+                listed = ok_data(api.get("/api/contact", params={"q": query}))["data"]
+                assert [c["name"] for c in listed] == [found], query
+    finally:
+        drop_pg_database(url)
