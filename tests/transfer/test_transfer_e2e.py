@@ -338,6 +338,39 @@ def test_an_opportunity_of_a_deleted_contact_comes_back_unchanged(
     assert summary(failed) == "created 0, updated 0, unchanged 0, failed 1", failed.output
 
 
+def test_a_phone_names_the_contact_whose_whatsapp_number_it_is(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """Export names a deal's contact by its WhatsApp number; a newer contact may hold the
+    same number as its sender phone (unique only as a WhatsApp number), and a phone search
+    finds both, newest first: the deal went to that other contact, made anew."""
+    account = new_account(database_url)
+    ws = Workspace(server, account.api_key, account.workspace_id)
+    yan = ws.call(
+        "POST", "/api/contact", json={"name": "Yan", "platformId": 2, "phone": "+34 600 000 001"}
+    )
+    ws.call(
+        "POST",
+        "/api/contact",
+        json={"name": "Zoe", "email": "zoe@example.com", "platformSenderPhone": "+34 600 000 001"},
+    )
+    ws.call(
+        "POST", "/api/opportunity", json={"name": "Yan deal", "amount": 1, "contactId": yan["id"]}
+    )
+    exported = tmp_path / "opportunities.csv"
+    assert ws.cli("export", "opportunities", "-o", str(exported)).exit_code == 0
+    [row] = read_csv(exported)
+    assert row["contact"].lstrip("+") == "34600000001"
+    for args in (["--dry-run"], []):
+        back = ws.cli("import", "opportunities", str(exported), *args)
+        assert summary(back) == "created 0, updated 0, unchanged 1, failed 0", back.output
+    [deal] = ws.records("/api/opportunity")
+    assert deal["contactId"] == yan["id"]
+    # The export filter names the same contact.
+    mine = ws.cli("export", "opportunities", "--contact", "+34 600 000 001", "--format", "jsonl")
+    assert [json.loads(line)["name"] for line in mine.stdout.splitlines()] == ["Yan deal"]
+
+
 def test_a_wrong_key_or_workspace_is_exit_2_before_any_row(
     server: Server, database_url: str, tmp_path: Path
 ) -> None:

@@ -130,9 +130,15 @@ class Remote:
             return value
         if "@" in value:
             data = _plain(self._get("/api/contact/searchByEmail", {"email": value}))
-        else:
-            data = _plain(self._get("/api/contact/searchByCellphone", {"cellphone": value}))
-        return data.get("contactId") or None
+            return data.get("contactId") or None
+        data = _plain(self._get("/api/contact/searchByCellphone", {"cellphone": value}))
+        found = data.get("data") or []
+        if len(found) < 2:
+            return data.get("contactId") or None
+        # Its WhatsApp number to one, its sender phone to others: the search's shape has
+        # no WhatsApp number, the full one has.
+        full = [c for c in (self.contact(_plain(f)["id"]) for f in found) if c is not None]
+        return _holder_of_number(full) or data.get("contactId") or None
 
     def contact(self, contact_id: str) -> dict[str, Any] | None:
         """A contact in its full shape (with its phone), or None when it is gone."""
@@ -169,3 +175,17 @@ class Remote:
         )
         record: dict[str, Any] = _plain(data["oportunity"])
         return record
+
+
+def _holder_of_number(found: list[dict[str, Any]]) -> str | None:
+    """Of the contacts a phone search found (its number as one's WhatsApp number or as
+    another's sender phone, newest first), the one whose WhatsApp number it is: unique
+    among live contacts, and the number export writes. The searched number, as the server
+    read it, is the one every contact found holds in one of the two."""
+    held = [
+        {c.get("internalWhatsappNumber"), c.get("platformSenderPhone")} - {None, ""} for c in found
+    ]
+    if not held:
+        return None
+    number = set.intersection(*held)
+    return next((c["id"] for c in found if c.get("internalWhatsappNumber") in number), None)
