@@ -126,3 +126,38 @@ def test_rows_of_two_namesakes_in_another_order_take_their_own_activities(
         run = ws.cli("import", "opportunities", str(swapped), *args)
         assert summary(run) == "created 0, updated 0, unchanged 2, failed 0", run.output
     assert _records(ws) == before
+
+
+def test_namesakes_given_activities_since_the_export_keep_their_own(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """Both rows are held by an opportunity among more activities (each got one since the
+    export): the row of fewer could take the twin the other row alone is held by, and that
+    row then copied its activities onto the first. Every row finds one it equals."""
+    account = new_account(database_url)
+    ws = Workspace(server, account.api_key, account.workspace_id)
+    kim = ws.call("POST", "/api/contact", json={"name": "Kim", "email": "kim@example.com"})
+    body = {"name": "Deal", "amount": 100, "contactId": kim["contact"]["id"]}
+    first, second = (ws.call("POST", "/api/opportunity", json=body)["opportunity"] for _ in "ab")
+    # The same activity on both (a date given, as a migration from another CRM gives it).
+    intro = {"categoryType": "Calls", "content": "Intro", "date": "2026-11-02T10:00:00.000000Z"}
+    for deal, activities in (
+        (first, [intro]),
+        (second, [intro, {"categoryType": "Meeting", "content": "Demo"}]),
+    ):
+        for activity in activities:
+            ws.call("POST", f"/api/opportunity/{deal['id']}/agent/activities", json=activity)
+    exported = tmp_path / "opportunities.csv"
+    assert ws.cli("export", "opportunities", "-o", str(exported)).exit_code == 0
+    for deal in (first, second):
+        later = {"categoryType": "Email", "content": f"Later {deal['id']}"}
+        ws.call("POST", f"/api/opportunity/{deal['id']}/agent/activities", json=later)
+    before = _records(ws)
+    listed = read_csv(exported)
+    header, rows = list(listed[0]), [list(r.values()) for r in listed]
+    for order in (rows, list(reversed(rows))):
+        again = write_csv(tmp_path / "again.csv", [header, *order])
+        for args in (["--dry-run"], []):
+            run = ws.cli("import", "opportunities", str(again), *args)
+            assert summary(run) == "created 0, updated 0, unchanged 2, failed 0", run.output
+    assert _records(ws) == before
