@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import Locator, Page, Request, Route, expect
 
 from chatcrm.provisioning import NewAccount
+from tests.browser import test_console_people as people
 from tests.browser.conftest import Visit, answer_unavailable, api, create, sign_in
 from tests.browser.graph_fake import PNG, Graph, fake_graph
 from tests.conftest import new_account
@@ -702,3 +703,34 @@ def test_messages_recorded_microseconds_apart_show_in_the_api_s_order(
         [re.compile(t) for t in ("First", "Second", "Third", "Fourth")], timeout=LIVE_MS
     )
     assert visit.settle() == []
+
+
+def test_media_opens_after_the_same_person_signed_in_again_elsewhere(
+    visit: Visit, server: str, database_url: str, graph: Graph
+) -> None:
+    """A person's reads carry their session's token; after a sign-in of the same person
+    in another tab the media's read was refused with the raw CSRF message. It now takes
+    the new session's token and opens."""
+    account = new_account(database_url)
+    channel = _channel(server, account, graph, "100200300400509")
+    contact = _contact(server, account, "Hal", internalWhatsappNumber="51987650009")
+    graph.media["MEDIA-9"] = ("image/png", PNG)
+    owner = people._invite(server, account, "owner")
+    people._set_password(visit, owner)
+    page: Page = visit.page
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
+    page.goto(f"{server}/console#contacts/{contact}")
+    conversation = page.get_by_role("dialog", name="Hal", exact=True).get_by_role(
+        "region", name="Conversation"
+    )
+    _deliver_image(server, channel, "51987650009", "MEDIA-9")
+    link = _messages(conversation).first.get_by_role("link", name="Open image")
+    expect(link).to_be_visible(timeout=LIVE_MS)
+    again = {"email": owner["user"]["email"], "password": people.PASSWORD}
+    assert page.context.request.post(f"{server}/api/session", data=again).ok
+    with page.context.expect_page() as opened:
+        link.click()
+    assert opened.value.url.startswith("blob:")
+    opened.value.close()
+    expect(conversation.get_by_role("alert")).to_have_count(0)
+    assert visit.settle(expected=("403 ",)) == []

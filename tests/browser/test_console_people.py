@@ -16,7 +16,14 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from chatcrm.provisioning import NewAccount
-from tests.browser.conftest import Visit, answer_unavailable, api, refusing_first, sign_in
+from tests.browser.conftest import (
+    Visit,
+    answer_unavailable,
+    api,
+    create,
+    refusing_first,
+    sign_in,
+)
 from tests.client import unique_email
 from tests.conftest import new_account
 
@@ -746,6 +753,10 @@ def test_the_same_person_signed_in_again_in_another_tab_goes_on_working(
     # one still open.
     again = {"email": owner["user"]["email"], "password": PASSWORD}
     assert page.context.request.post(f"{server}/api/session", data=again).ok
+    # The board goes on following changes: the events feed reads with the new token.
+    for name in ("First after", "Second after"):
+        create(server, account, "contact", name=name, email=unique_email())
+        expect(page.get_by_role("article", name=re.compile(f"^{name}"))).to_be_visible()
     # A read goes on too (its token taken from the new session), then a change.
     page.get_by_role("link", name="Opportunities").click()
     expect(page.get_by_role("heading", name="Opportunities")).to_be_visible()

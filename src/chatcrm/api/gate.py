@@ -97,7 +97,7 @@ def check_read_token(scope: Scope, expected: str) -> None:
     cookie changed hands since (a sign-in in another tab), and the answer would be that
     session's, another person's perhaps. Refused as a change would be."""
     token = _header(scope, sessions.CSRF_HEADER.encode())
-    if token is None or scope["path"] == _SESSION_PATH:
+    if not token or scope["path"] == _SESSION_PATH:  # an empty header carries no token
         return
     if not secrets.compare_digest(token.encode(), expected.encode()):
         raise CsrfFailed(WRONG_CSRF)

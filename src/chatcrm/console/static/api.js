@@ -57,22 +57,30 @@ async function envelopeOf(response) {
 // Idempotency-Key), `withEtag` (answer `{data, etag}`: the record's version, for If-Match),
 // `signal` (an AbortSignal: the events feed's long poll is cut short on sign-out).
 // What the console does when a read is refused CSRF_FAILED (app.js): the same person's
-// new session's token taken (then true: the read goes again), or the sign-in naming who
-// holds the browser now.
-let renewSession = async () => false;
+// new session's token (the read goes again with it), or null after going to the sign-in
+// that names who holds the browser now.
+let renewSession = async () => null;
 export function onSessionReplaced(renew) {
   renewSession = renew;
 }
 
-export async function call(session, method, path, options = {}) {
+// `read` again with the session's new token when it was refused for the old one. The
+// caller's session object takes the token too (the events feed keeps a copy of its own).
+async function renewing(session, read) {
   try {
-    return await sent(session, method, path, options);
+    return await read();
   } catch (error) {
-    const read = method === "GET" || method === "HEAD";
-    if (!(read && error instanceof ApiError && error.code === "CSRF_FAILED")) throw error;
-    if (!(await renewSession(error))) throw error;
-    return sent(session, method, path, options);
+    if (!(error instanceof ApiError && error.code === "CSRF_FAILED" && session.csrf)) throw error;
+    const token = await renewSession(error);
+    if (!token) throw error;
+    session.csrf = token;
+    return read();
   }
+}
+
+export async function call(session, method, path, options = {}) {
+  if (method !== "GET" && method !== "HEAD") return sent(session, method, path, options);
+  return renewing(session, () => sent(session, method, path, options));
 }
 
 async function sent(session, method, path, { query, body, headers: extra, withEtag, signal } = {}) {
@@ -127,12 +135,14 @@ export function apiUrl(path) {
 // headers saying how the server would show them (Content-Type, Content-Disposition); the
 // envelope's message when it refuses.
 export async function bytes(session, path) {
-  const response = await fetch(apiUrl(path), {
-    headers: credentialsOf(session, {}),
-    credentials: session.key ? "omit" : "same-origin",
+  return renewing(session, async () => {
+    const response = await fetch(apiUrl(path), {
+      headers: credentialsOf(session, {}),
+      credentials: session.key ? "omit" : "same-origin",
+    });
+    if (!response.ok) {
+      throw new ApiError(await envelopeOf(response), response.status);
+    }
+    return { blob: await response.blob(), headers: response.headers };
   });
-  if (!response.ok) {
-    throw new ApiError(await envelopeOf(response), response.status);
-  }
-  return { blob: await response.blob(), headers: response.headers };
 }

@@ -454,28 +454,28 @@ function context(workspace) {
   return ctx;
 }
 
-// A change refused CSRF_FAILED: the browser's cookie holds another session than the one
+// A request refused CSRF_FAILED: the browser's cookie holds another session than the one
 // this tab signed in with (the person signed in again in another tab, or someone else
-// did). The same person: its token is taken and the change may be sent again (true).
-// Another person: this tab must not act as them under this one's controls, so it goes to
-// the sign-in, which says who holds the browser now.
+// did). The same person: its token is taken and returned, and the request may be sent
+// again. Another person: this tab must not act or read as them under this one's
+// controls, so it goes to the sign-in, which says who holds the browser now (null).
 async function sessionRenewed(error) {
-  if (!(error instanceof ApiError && error.code === "CSRF_FAILED") || session.key) return false;
+  if (!(error instanceof ApiError && error.code === "CSRF_FAILED") || session.key) return null;
   const asked = session;
   let holding;
   try {
     holding = await call({}, "GET", "/api/session");
   } catch (failed) {
     if (asked === session && failed instanceof ApiError && ENDED.has(failed.code)) signIn(failed.message);
-    return false;
+    return null;
   }
-  if (asked !== session) return false;
+  if (asked !== session) return null;
   if (session.user && holding.user.id === session.user.id) {
     session.csrf = holding.csrfToken;
-    return true;
+    return holding.csrfToken;
   }
   signedInElsewhere(holding.user);
-  return false;
+  return null;
 }
 
 onSessionReplaced(sessionRenewed);
