@@ -739,6 +739,32 @@ def test_a_tab_whose_session_another_person_replaced_reads_nothing_as_them(
     assert visit.settle(expected=("403 ",)) == []
 
 
+def test_ending_the_session_a_second_sign_in_replaced_keeps_the_tab_signed_in(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """After signing in again in another tab, "Sign out other sessions" ends the tab's
+    first session: the events feed's poll, sent with the old cookie, then answered 401
+    and the tab went to the sign-in though the browser holds the same person's session.
+    It takes that session's token and goes on following changes."""
+    account = new_account(database_url)
+    owner = _invite(server, account, "owner")
+    _set_password(visit, owner)
+    page = visit.page
+    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
+    again = {"email": owner["user"]["email"], "password": PASSWORD}
+    assert page.context.request.post(f"{server}/api/session", data=again).ok
+    page.get_by_role("link", name="Profile").click()
+    items = page.get_by_role("list", name="Your sessions").get_by_role("listitem")
+    expect(items).to_have_count(2)
+    page.get_by_role("button", name="Sign out other sessions").click()
+    expect(items).to_have_count(1)
+    page.get_by_role("link", name="Contacts").click()
+    create(server, account, "contact", name="Still followed", email=unique_email())
+    expect(page.get_by_role("article", name=re.compile("^Still followed"))).to_be_visible()
+    expect(page.get_by_role("heading", name="Sign in")).to_have_count(0)
+    assert visit.settle(expected=("401 ", "403 ")) == []
+
+
 def test_the_same_person_signed_in_again_in_another_tab_goes_on_working(
     visit: Visit, server: str, database_url: str
 ) -> None:

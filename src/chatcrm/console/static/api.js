@@ -56,13 +56,19 @@ async function envelopeOf(response) {
 // Options: `query`, `body`, `headers` (sent besides the key and workspace, e.g. If-Match or
 // Idempotency-Key), `withEtag` (answer `{data, etag}`: the record's version, for If-Match),
 // `signal` (an AbortSignal: the events feed's long poll is cut short on sign-out).
-// What the console does when a read is refused CSRF_FAILED (app.js): the same person's
-// new session's token (the read goes again with it), or null after going to the sign-in
-// that names who holds the browser now.
+// What the console does when a read is refused for a session the browser's cookie may no
+// longer hold (app.js): the same person's new session's token (the read goes again with
+// it), or null after going to the sign-in (naming who holds the browser now, or saying
+// the session ended).
 let renewSession = async () => null;
 export function onSessionReplaced(renew) {
   renewSession = renew;
 }
+
+// The refusals of a request sent for a session the cookie may no longer hold: another
+// session's token (CSRF_FAILED), or a session ended after a sign-in in another tab had
+// replaced it (SESSION_EXPIRED: a long poll sent with the old cookie answers so).
+export const REPLACED = new Set(["CSRF_FAILED", "SESSION_EXPIRED"]);
 
 // `read` again with the session's new token when it was refused for the old one. The
 // caller's session object takes the token too (the events feed keeps a copy of its own).
@@ -70,7 +76,7 @@ async function renewing(session, read) {
   try {
     return await read();
   } catch (error) {
-    if (!(error instanceof ApiError && error.code === "CSRF_FAILED" && session.csrf)) throw error;
+    if (!(error instanceof ApiError && REPLACED.has(error.code) && session.csrf)) throw error;
     const token = await renewSession(error);
     if (!token) throw error;
     session.csrf = token;

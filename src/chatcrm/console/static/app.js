@@ -4,7 +4,7 @@
 // back to the choice. An invitation or reset link (`#invite/…`, `#reset/…`) opens the "Set
 // password" page, also when followed in a tab already open here. Each view gets the same
 // context (`ctx`, below).
-import { ApiError, call, onSessionReplaced, passing } from "./api.js";
+import { ApiError, call, onSessionReplaced, passing, REPLACED } from "./api.js";
 import { board, reloadBoard, resetFilters } from "./board.js";
 import { channels } from "./channels.js";
 import { newRecordDialog } from "./dialogs.js";
@@ -454,13 +454,14 @@ function context(workspace) {
   return ctx;
 }
 
-// A request refused CSRF_FAILED: the browser's cookie holds another session than the one
-// this tab signed in with (the person signed in again in another tab, or someone else
-// did). The same person: its token is taken and returned, and the request may be sent
-// again. Another person: this tab must not act or read as them under this one's
-// controls, so it goes to the sign-in, which says who holds the browser now (null).
+// A request refused CSRF_FAILED (or SESSION_EXPIRED): the browser's cookie may hold
+// another session than the one this tab signed in with (the person signed in again in
+// another tab, or someone else did). The same person: its token is taken and returned,
+// and the request may be sent again. Another person: this tab must not act or read as
+// them under this one's controls, so it goes to the sign-in, which says who holds the
+// browser now (null). No session at all: the sign-in says so (null).
 async function sessionRenewed(error) {
-  if (!(error instanceof ApiError && error.code === "CSRF_FAILED") || session.key) return null;
+  if (!(error instanceof ApiError && REPLACED.has(error.code)) || session.key) return null;
   const asked = session;
   let holding;
   try {
