@@ -692,27 +692,41 @@ def test_sign_out_ends_the_session_the_browser_holds_after_another_tab_signed_in
     assert visit.settle(expected=("403 ",)) == []  # the first DELETE's refusal
 
 
+def _a_viewer_signs_in_after_the_owner(
+    visit: Visit, server: str, database_url: str
+) -> tuple[NewAccount, dict]:
+    """An owner signed in in the visited tab, then a viewer of the same account in a
+    second tab of the browser (its cookie replaces the owner's): the account, the viewer."""
+    account = new_account(database_url)
+    _set_password(visit, _invite(server, account, "owner"))
+    expect(visit.page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
+    viewer = _invite(server, account, "viewer")
+    _second_tab_signs_in(visit, viewer)
+    return account, viewer
+
+
+def _expect_replaced_by(page: Page, viewer: dict) -> None:
+    """The tab went to the sign-in, saying who signed in in another tab."""
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text(
+        f"{viewer['user']['email']}) signed in in another tab of this browser"
+    )
+
+
 def test_a_tab_whose_session_another_person_replaced_says_so(
     visit: Visit, server: str, database_url: str
 ) -> None:
     """A change from the owner's tab after a viewer signed in in another one went out with
     the owner's token and the viewer's cookie: "needs the header X-CSRF-Token" at every
     click, under the owner's controls. The tab now says who holds the browser."""
-    account = new_account(database_url)
-    _set_password(visit, _invite(server, account, "owner"))
+    account, viewer = _a_viewer_signs_in_after_the_owner(visit, server, database_url)
     page = visit.page
-    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
-    viewer = _invite(server, account, "viewer")
-    _second_tab_signs_in(visit, viewer)
     page.get_by_role("button", name="New contact").click()
     dialog = page.get_by_role("dialog", name="New contact")
     dialog.get_by_label("Name", exact=True).fill("Made by nobody")
     dialog.get_by_label("Email").fill("nobody@example.com")
     dialog.get_by_role("button", name="Create").click()
-    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-    expect(page.get_by_role("alert")).to_contain_text(
-        f"{viewer['user']['email']}) signed in in another tab of this browser"
-    )
+    _expect_replaced_by(page, viewer)
     listed = api(server, account, "GET", "/api/contact")
     assert "Made by nobody" not in str(listed)
     assert visit.settle(expected=("403 ",)) == []
@@ -724,17 +738,10 @@ def test_a_tab_whose_session_another_person_replaced_reads_nothing_as_them(
     """Reads as well as changes: the owner's tab, after a viewer signed in in another one,
     showed the next view as the viewer saw it (an assigned-only agent's board would lose
     cards without a word). Its reads carry its token, refused for another session."""
-    account = new_account(database_url)
-    _set_password(visit, _invite(server, account, "owner"))
+    _, viewer = _a_viewer_signs_in_after_the_owner(visit, server, database_url)
     page = visit.page
-    expect(page.get_by_role("heading", name="Contacts", exact=True)).to_be_visible()
-    viewer = _invite(server, account, "viewer")
-    _second_tab_signs_in(visit, viewer)
     page.get_by_role("link", name="Opportunities").click()
-    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-    expect(page.get_by_role("alert")).to_contain_text(
-        f"{viewer['user']['email']}) signed in in another tab of this browser"
-    )
+    _expect_replaced_by(page, viewer)
     expect(page.get_by_role("heading", name="Opportunities")).to_have_count(0)
     assert visit.settle(expected=("403 ",)) == []
 
@@ -826,18 +833,12 @@ def test_a_refusal_under_another_person_s_session_is_not_taken_for_a_new_role(
     """A viewer's sign-in in another tab made the owner's tab's next refusal read the
     session again and take the viewer for the owner with a new role: the tab went on as the
     viewer, and its changes were made as them."""
-    account = new_account(database_url)
-    _set_password(visit, _invite(server, account, "owner"))
+    _, viewer = _a_viewer_signs_in_after_the_owner(visit, server, database_url)
     page = visit.page
     nav = page.get_by_role("navigation", name="Console")
-    expect(nav.get_by_role("link", name="Users")).to_be_visible()
-    viewer = _invite(server, account, "viewer")
-    _second_tab_signs_in(visit, viewer)
+    expect(nav.get_by_role("link", name="Users")).to_be_visible()  # drawn for the owner
     nav.get_by_role("link", name="Users").click()  # refused: the cookie is the viewer's
-    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-    expect(page.get_by_role("alert")).to_contain_text(
-        f"{viewer['user']['email']}) signed in in another tab of this browser"
-    )
+    _expect_replaced_by(page, viewer)
     assert visit.settle(expected=("403 ",)) == []
 
 

@@ -30,6 +30,7 @@ from chatcrm.transfer.cells import CellError, unsendable
 from chatcrm.transfer.columns import OPPORTUNITY_AFTER_CREATE, Role
 from chatcrm.transfer.csv_source import Row
 from chatcrm.transfer.outcome import Rejects, Tally
+from chatcrm.transfer.pairing import pairs
 from chatcrm.transfer.problems import RowError
 from chatcrm.transfer.progress import RowProgress
 from chatcrm.transfer.remote import Remote, error_text
@@ -238,14 +239,14 @@ class _Applier:
             return
         # Rows equal to an opportunity are matched first, each to one: those whose
         # activities are exactly the opportunity's, then those it holds among more (added
-        # since the export); in each pass as many rows as can be (_pairs). Else, of two
+        # since the export); in each pass as many rows as can be (pairing.py). Else, of two
         # namesakes, a row could take the one its twin's row equals, and that row would
         # copy its activities onto the other.
         left = list(rows)
         for exactly in (True, False):
             free = listed.free(name)
             bodies = [p.body or {} for p in left]
-            paired = _pairs(bodies, free, partial(_equal, exactly=exactly))
+            paired = pairs(bodies, free, partial(_equal, exactly=exactly))
             for i, j in paired.items():
                 listed.take(free[j])
                 left[i].status = "unchanged"
@@ -322,45 +323,6 @@ def value_problems(body: dict[str, Any], existing: dict[str, Any] | None) -> str
         changed = _changes(body, existing)
         errors = update_values(FIELDS, list(changed), changed).errors
     return "; ".join(f"{e.field}: {e.message}" for e in errors) or None
-
-
-# Beyond this many row-and-opportunity pairs in one group (namesakes of one contact), the
-# rows take the first opportunity they equal, in turn.
-_PAIRS_MAX = 20_000
-
-
-def _pairs(
-    bodies: list[dict[str, Any]],
-    records: list[dict[str, Any]],
-    equal: Callable[[dict[str, Any], dict[str, Any]], bool],
-) -> dict[int, int]:
-    """Rows paired with records they equal (row index → record index), each record to one
-    row, as many rows as can be: a row that took the record another row alone equals
-    gives it up for one it equals too (augmenting paths). Rows in turn, records newest
-    first, so that among equal choices the first is taken."""
-    if len(bodies) * len(records) > _PAIRS_MAX:
-        taken: dict[int, int] = {}  # record → row
-        for i, body in enumerate(bodies):
-            j = next((j for j, r in enumerate(records) if j not in taken and equal(body, r)), None)
-            if j is not None:
-                taken[j] = i
-        return {i: j for j, i in taken.items()}
-    fits = [[j for j, r in enumerate(records) if equal(body, r)] for body in bodies]
-    owner: dict[int, int] = {}  # record → row
-
-    def place(i: int, seen: set[int]) -> bool:
-        for j in fits[i]:
-            if j in seen:
-                continue
-            seen.add(j)
-            if j not in owner or place(owner[j], seen):
-                owner[j] = i
-                return True
-        return False
-
-    for i in range(len(bodies)):
-        place(i, set())
-    return {i: j for j, i in owner.items()}
 
 
 def _equal(body: dict[str, Any], stored: dict[str, Any], exactly: bool) -> bool:
