@@ -371,6 +371,40 @@ def test_a_phone_names_the_contact_whose_whatsapp_number_it_is(
     assert [json.loads(line)["name"] for line in mine.stdout.splitlines()] == ["Yan deal"]
 
 
+def test_a_phone_names_its_holder_past_swapped_numbers_and_a_full_search(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """Two contacts holding each other's numbers (WhatsApp and sender phone) both hold
+    both: the deal went to the newer one. And a phone search answers the newest 100:
+    with more newer contacts holding the number as their sender phone, the holder was not
+    among them and the deal went to the newest."""
+    account = new_account(database_url)
+    ws = Workspace(server, account.api_key, account.workspace_id)
+
+    def contact(name: str, whatsapp: str, sender: str) -> dict:
+        body = {"name": name, "platformId": 2, "phone": whatsapp, "platformSenderPhone": sender}
+        return ws.call("POST", "/api/contact", json=body)
+
+    ana = contact("Ana", "+34 600 000 001", "+34 600 000 002")
+    contact("Bea", "+34 600 000 002", "+34 600 000 001")  # newer, the numbers swapped
+    old = contact("Old", "+34 600 000 009", "")
+    for i in range(101):
+        body = {"name": f"Shop {i}", "email": f"shop{i}@example.com"}
+        ws.call("POST", "/api/contact", json={**body, "platformSenderPhone": "+34 600 000 009"})
+    for holder in (ana, old):
+        deal = {"name": f"{holder['contact']['name']} deal", "amount": 1}
+        ws.call("POST", "/api/opportunity", json={**deal, "contactId": holder["id"]})
+    exported = tmp_path / "opportunities.csv"
+    assert ws.cli("export", "opportunities", "-o", str(exported)).exit_code == 0
+    back = ws.cli("import", "opportunities", str(exported))
+    assert summary(back) == "created 0, updated 0, unchanged 2, failed 0", back.output
+    deals = {o["name"]: o["contactId"] for o in ws.records("/api/opportunity")}
+    assert deals == {"Ana deal": ana["id"], "Old deal": old["id"]}
+    for phone, name in (("+34 600 000 001", "Ana deal"), ("0034600000009", "Old deal")):
+        mine = ws.cli("export", "opportunities", "--contact", phone, "--format", "jsonl")
+        assert [json.loads(line)["name"] for line in mine.stdout.splitlines()] == [name]
+
+
 def test_a_wrong_key_or_workspace_is_exit_2_before_any_row(
     server: Server, database_url: str, tmp_path: Path
 ) -> None:

@@ -3,6 +3,7 @@ that knows the SDK, so the rest deals in plain wire dicts."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -138,7 +139,23 @@ class Remote:
         # Its WhatsApp number to one, its sender phone to others: the search's shape has
         # no WhatsApp number, the full one has.
         full = [c for c in (self.contact(_plain(f)["id"]) for f in found) if c is not None]
-        return _holder_of_number(full) or data.get("contactId") or None
+        number = _searched_number(full, value)
+        if number is None:
+            return data.get("contactId") or None
+        holder = next((c["id"] for c in full if _digits(c, WHATSAPP) == number), None)
+        if holder is None and len(found) >= SEARCH_MAX:
+            # The search's newest 100 hold it as their sender phone; the holder is older.
+            holder = self._holder_beyond(number)
+        return holder or data.get("contactId") or None
+
+    def _holder_beyond(self, number: str) -> str | None:
+        """The live contact whose WhatsApp number is `number`, read from the list (its
+        `q` matches phone digits), past every contact holding it as a sender phone."""
+        for page in self.contacts({"q": number}):
+            for contact in page:
+                if _digits(contact, WHATSAPP) == number:
+                    return str(contact["id"])
+        return None
 
     def contact(self, contact_id: str) -> dict[str, Any] | None:
         """A contact in its full shape (with its phone), or None when it is gone."""
@@ -177,15 +194,26 @@ class Remote:
         return record
 
 
-def _holder_of_number(found: list[dict[str, Any]]) -> str | None:
-    """Of the contacts a phone search found (its number as one's WhatsApp number or as
-    another's sender phone, newest first), the one whose WhatsApp number it is: unique
-    among live contacts, and the number export writes. The searched number, as the server
-    read it, is the one every contact found holds in one of the two."""
-    held = [
-        {c.get("internalWhatsappNumber"), c.get("platformSenderPhone")} - {None, ""} for c in found
-    ]
+WHATSAPP, SENDER_PHONE = "internalWhatsappNumber", "platformSenderPhone"
+# A phone search answers at most this many contacts, newest first (docs/api.md 2.6, 2.7).
+SEARCH_MAX = 100
+
+
+def _digits(contact: dict[str, Any], wire: str) -> str:
+    return re.sub(r"\D", "", str(contact.get(wire) or ""))
+
+
+def _searched_number(found: list[dict[str, Any]], value: str) -> str | None:
+    """The number a phone search read `value` as, from the contacts it found: each holds it
+    as its WhatsApp number or as its sender phone. Two contacts may hold each other's
+    numbers, so of the numbers every one holds, the one ending with `value`'s digits (the
+    server prefixes a national number with its country code and drops a `00` or trunk 0)."""
+    held = [{_digits(c, WHATSAPP), _digits(c, SENDER_PHONE)} - {""} for c in found]
     if not held:
         return None
-    number = set.intersection(*held)
-    return next((c["id"] for c in found if c.get("internalWhatsappNumber") in number), None)
+    common = set.intersection(*held)
+    significant = re.sub(r"\D", "", value).lstrip("0")
+    fitting = sorted((n for n in common if n.endswith(significant)), key=lambda n: (len(n), n))
+    if fitting:
+        return fitting[0]
+    return next(iter(common)) if len(common) == 1 else None
