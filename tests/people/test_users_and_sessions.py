@@ -239,6 +239,24 @@ def test_an_operation_with_no_body_fields_says_it_takes_none(owner_api: Api) -> 
     assert body["data"]["errors"] == [{"field": "x", "message": body["message"]}]
 
 
+def test_an_unexpected_key_of_a_user_update_is_not_told_to_send_a_workspace(
+    owner_api: Api,
+) -> None:
+    """The message of an extra key listed `workspaceId` among what an update may send; a
+    user's update refuses it (a user belongs to the account)."""
+    user = invite(owner_api)["user"]
+    path = f"/api/user/{user['id']}"
+    extra = {"paramToUpdate": "name", "name": "N", "foo": 1}
+    body = _refusal(owner_api.put(path, json=extra, workspace=None), 400, "BAD_REQUEST")
+    assert body["message"] == (
+        "Unexpected body key 'foo': send only 'paramToUpdate', id and the fields named in "
+        "'paramToUpdate'."
+    )
+    told = {"paramToUpdate": "name", "name": "N", "workspaceId": owner_api.ws}
+    body = _refusal(owner_api.put(path, json=told, workspace=None), 400, "BAD_REQUEST")
+    assert body["message"].startswith("Unexpected body key 'workspaceId': a user belongs")
+
+
 def test_a_key_limited_to_workspaces_manages_only_users_inside_them(owner_api: Api) -> None:
     second = ok_data(owner_api.post("/api/workspace", json={"name": "Two"}, workspace=None))["id"]
     limited = ok_data(

@@ -276,7 +276,12 @@ async def update_user(
             "its workspaces are 'workspaceIds'.",
         )
     names = bodies.update_names(
-        USER, body, record_id=user_id, id_source="the user id of the path", implicit=True
+        USER,
+        body,
+        record_id=user_id,
+        id_source="the user id of the path",
+        implicit=True,
+        workspace_key=False,
     )
     given = bodies.update_values(USER, names, body)
     require_valid(given.errors)

@@ -100,17 +100,19 @@ def update_names(
     record_id: str,
     id_source: str = "the query parameter 'id'",
     implicit: bool = False,
+    workspace_key: bool = True,
 ) -> list[str]:
     """The fields an update body names, by wire name, in the order named; 400 for every
     structural mistake (missing, unknown, read-only, absent from the body, extra keys,
     another id). A field may be named by an alias (`phone`). `implicit`: a body without
     `paramToUpdate` names its fields by its keys (the newer form, contract E.1).
     `id_source`: where the request names the record, for the message of a body `id` that
-    differs."""
+    differs. `workspace_key`: whether the route takes a body `workspaceId` (an account's
+    people do not: the caller refuses it first), for the message of an unexpected key."""
     if PARAM not in body and implicit:
         names = _implicit_names(table, body)
     else:
-        names = _param_names(table, body)
+        names = _param_names(table, body, workspace_key=workspace_key)
     # As a workspaceId's (docs/api.md 1.8 rule 1), an empty or null id counts as absent.
     if body.get("id") not in (None, "") and body["id"] != record_id:
         raise BadRequest.field("id", f"The body 'id' does not match {id_source}.")
@@ -146,7 +148,7 @@ def _implicit_names(table: FieldTable, body: dict[str, Any]) -> list[str]:
     return names
 
 
-def _param_names(table: FieldTable, body: dict[str, Any]) -> list[str]:
+def _param_names(table: FieldTable, body: dict[str, Any], *, workspace_key: bool) -> list[str]:
     """The original form: `paramToUpdate` names the fields, the body carries each."""
     if PARAM not in body:
         raise BadRequest.field(
@@ -180,11 +182,12 @@ def _param_names(table: FieldTable, body: dict[str, Any]) -> list[str]:
         if f.wire not in names:
             names.append(f.wire)
         keys.update((f.wire, *f.aliases))
+    also = "id, workspaceId" if workspace_key else "id"
     for key in body:
         if key not in _ALWAYS_ALLOWED and key not in keys:
             raise BadRequest.field(
                 key,
-                f"Unexpected body key '{key}': send only '{PARAM}', id, workspaceId and the "
+                f"Unexpected body key '{key}': send only '{PARAM}', {also} and the "
                 f"fields named in '{PARAM}'.",
             )
     return names
