@@ -161,3 +161,36 @@ def test_namesakes_given_activities_since_the_export_keep_their_own(
             run = ws.cli("import", "opportunities", str(again), *args)
             assert summary(run) == "created 0, updated 0, unchanged 2, failed 0", run.output
     assert _records(ws) == before
+
+
+def test_rows_pair_with_namesakes_across_exact_and_held_activities(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """A row without a date matches an activity at any time: it equals X (exactly its one
+    activity) and Y (holding it among more); the other row equals X alone. The rows were
+    paired exactly first: the first took X, the second then updated Y with a copy of X's
+    activity. Both are unchanged: the first row takes Y."""
+    account = new_account(database_url)
+    ws = Workspace(server, account.api_key, account.workspace_id)
+    kim = ws.call("POST", "/api/contact", json={"name": "Kim", "email": "kim@example.com"})
+    body = {"name": "Deal", "amount": 100, "contactId": kim["contact"]["id"]}
+    x, y = (ws.call("POST", "/api/opportunity", json=body)["opportunity"] for _ in "xy")
+    for deal, activities in (
+        (x, [{"categoryType": "Calls", "content": "Intro", "date": "2026-11-02T10:00:00Z"}]),
+        (y, [{"categoryType": "Calls", "content": "Intro", "date": "2026-11-05T10:00:00Z"},
+             {"categoryType": "Meeting", "content": "Demo"}]),
+    ):  # fmt: skip
+        for activity in activities:
+            ws.call("POST", f"/api/opportunity/{deal['id']}/agent/activities", json=activity)
+    before = _records(ws)
+    undated = [{"categoryType": "Calls", "content": "Intro"}]
+    dated = [{**undated[0], "date": "2026-11-02T10:00:00.000000Z"}]
+    given = write_csv(
+        tmp_path / "given.csv",
+        [["name", "amount", "contact", "activities"],
+         *(["Deal", "100", "kim@example.com", json.dumps(a)] for a in (undated, dated))],
+    )  # fmt: skip
+    for args in (["--dry-run"], []):
+        run = ws.cli("import", "opportunities", str(given), *args)
+        assert summary(run) == "created 0, updated 0, unchanged 2, failed 0", run.output
+    assert _records(ws) == before

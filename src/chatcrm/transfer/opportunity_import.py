@@ -237,20 +237,22 @@ class _Applier:
             for p in rows:
                 p.error = error_text(exc)
             return
-        # Rows equal to an opportunity are matched first, each to one: those whose
-        # activities are exactly the opportunity's, then those it holds among more (added
-        # since the export); in each pass as many rows as can be (pairing.py). Else, of two
-        # namesakes, a row could take the one its twin's row equals, and that row would
-        # copy its activities onto the other.
-        left = list(rows)
-        for exactly in (True, False):
-            free = listed.free(name)
-            bodies = [p.body or {} for p in left]
-            paired = pairs(bodies, free, partial(_equal, exactly=exactly))
-            for i, j in paired.items():
-                listed.take(free[j])
-                left[i].status = "unchanged"
-            left = [p for i, p in enumerate(left) if i not in paired]
+        # Rows equal to an opportunity are matched first, each to one, as many as can be
+        # (pairing.py): rather those whose activities are exactly the opportunity's, then
+        # those it holds among more (added since the export). Else, of two namesakes, a row
+        # could take the one its twin's row equals, and that row would copy its activities
+        # onto the other.
+        free = listed.free(name)
+        paired = pairs(
+            [p.body or {} for p in rows],
+            free,
+            partial(_equal, exactly=False),
+            rather=partial(_equal, exactly=True),
+        )
+        for i, j in paired.items():
+            listed.take(free[j])
+            rows[i].status = "unchanged"
+        left = [p for i, p in enumerate(rows) if i not in paired]
         for p in left:
             assert p.body is not None
             free = listed.free(name)
