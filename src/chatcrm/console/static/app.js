@@ -306,7 +306,7 @@ async function toChooser(notice = null) {
     if (session === picking) chooseWorkspace(found.data, notice);
   } catch (error) {
     if (session !== picking) return;
-    if (error instanceof ApiError && error.status === 401) return signIn(error.message);
+    if (error instanceof ApiError && error.status === 401) return signIn(whyEnded(error));
     show(alertBox(error.message));
   }
 }
@@ -368,6 +368,15 @@ function signedInElsewhere(user) {
 
 // The refusals that say the caller is no longer signed in.
 const ENDED = new Set(["SESSION_EXPIRED", "UNAUTHORIZED"]);
+
+// What the sign-in says after a 401: the API's message, but a person's request that
+// carried no cookie at all (a sign-out in another tab of this browser cleared it, or the
+// browser dropped it when the session expired) is answered about the API key it lacks,
+// which this person never used.
+function whyEnded(error) {
+  if (error.code !== "UNAUTHORIZED" || session.key || !session.user) return error.message;
+  return "This browser no longer holds your session (signed out in another tab, or ended): sign in again.";
+}
 const VIEW_RETRY = 2000; // ms before a view whose read failed (and may pass) is read again
 
 // What every view, panel and dialog is given.
@@ -402,7 +411,7 @@ function context(workspace) {
     // choice of workspace (workspaceRefused).
     ended: (error, method = "GET") => {
       if (current !== ctx || ctx.session !== session) return;
-      if (error instanceof ApiError && ENDED.has(error.code)) signIn(error.message);
+      if (error instanceof ApiError && ENDED.has(error.code)) signIn(whyEnded(error));
       else workspaceRefused(error, method, ctx);
     },
     // A permission refused that the console offered: the person's role may have changed
@@ -467,7 +476,7 @@ async function sessionRenewed(error) {
   try {
     holding = await call({}, "GET", "/api/session");
   } catch (failed) {
-    if (asked === session && failed instanceof ApiError && ENDED.has(failed.code)) signIn(failed.message);
+    if (asked === session && failed instanceof ApiError && ENDED.has(failed.code)) signIn(whyEnded(failed));
     return null;
   }
   if (asked !== session) return null;
@@ -541,7 +550,7 @@ async function render(ctx, { route = false, notice = null } = {}) {
     routing = false;
   } catch (error) {
     if (turn !== rendering || ctx.session !== session) return;
-    if (error instanceof ApiError && error.status === 401) return signIn(error.message);
+    if (error instanceof ApiError && error.status === 401) return signIn(whyEnded(error));
     show(alertBox(error.message));
     // A failure that may pass (the server restarting, out of reach a moment): the view is
     // read again until it comes, unless another render or a sign-out came first.
@@ -570,7 +579,7 @@ async function openWorkspace() {
     workspace = await call(session, "GET", `/api/workspace/${session.workspace}`);
   } catch (error) {
     if (session !== opening) return;
-    if (error instanceof ApiError && error.status === 401) return signIn(error.message);
+    if (error instanceof ApiError && error.status === 401) return signIn(whyEnded(error));
     if (refusesWorkspace(error, "GET")) return workspaceRefused(error, "GET");
     return show(alertBox(error.message));
   }

@@ -349,7 +349,6 @@ async function sessionList(ctx) {
     }));
   };
   const end = async (ending) => {
-    problems.replaceChildren();
     for (const s of ending) {
       try {
         await ctx.call("DELETE", `/api/session/${s.id}`);
@@ -367,14 +366,28 @@ async function sessionList(ctx) {
   // session's), else the last one, else the list.
   const endOne = async (ending) => {
     const place = others.findIndex((o) => o.id === ending.id); // its End among the others'
+    problems.replaceChildren();
     await end([ending]);
     const left = [...list.querySelectorAll("button")];
     const next = left[Math.min(Math.max(place, 0), left.length - 1)];
     if (next) next.focus();
     else focusOn(list);
   };
+  // The list is read again first, and again after: a session that signed in since it was
+  // drawn (an intruder's, say) is ended too, not left live under a list that shows it.
   signOutOthers.addEventListener("click", async () => {
-    await end(others);
+    problems.replaceChildren();
+    for (let round = 0; round < 3; round += 1) {
+      try {
+        await fill();
+      } catch (error) {
+        problems.append(note(error.message, "alert"));
+        return;
+      }
+      if (others.length === 0) break;
+      await end(others);
+      if (others.length === 0) break;
+    }
     if (signOutOthers.disabled) focusOn(list); // none left: the keyboard goes to the list
   });
   await fill();
