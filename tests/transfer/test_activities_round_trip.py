@@ -194,3 +194,37 @@ def test_rows_pair_with_namesakes_across_exact_and_held_activities(
         run = ws.cli("import", "opportunities", str(given), *args)
         assert summary(run) == "created 0, updated 0, unchanged 2, failed 0", run.output
     assert _records(ws) == before
+
+
+def test_a_re_run_of_dates_in_any_iso_form_and_edited_spaces(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """The API reads `…z`, ordinal (`2027-001`) and basic-form dates; the import compared
+    them with Python's own parser, which reads neither `z` nor ordinals: each re-run added
+    the activities again and rewrote the expiration date (`updated` for ever). And a
+    description whose edge spaces were edited was `unchanged`, not applied."""
+    account = new_account(database_url)
+    ws = Workspace(server, account.api_key, account.workspace_id)
+    ws.call("POST", "/api/contact", json={"name": "Zed", "email": "zed@example.com"})
+    activities = [
+        {"categoryType": "Calls", "content": "c1", "date": "2026-11-02T10:00:00z"},
+        {"categoryType": "Email", "content": "c2", "date": "2026-306"},
+    ]
+    header = ["name", "amount", "contact", "expirationDate", "description", "activities"]
+    rows = [
+        [name, "1", "zed@example.com", date, "note  ", json.dumps(activities)]
+        for name, date in (("D1", "2027-01-01T10:00:00z"), ("D2", "2027-001"), ("D3", "20270101"))
+    ]
+    given = write_csv(tmp_path / "given.csv", [header, *rows])
+    made = ws.cli("import", "opportunities", str(given))
+    assert summary(made) == "created 3, updated 0, unchanged 0, failed 0", made.output
+    before = _records(ws)
+    for args in (["--dry-run"], []):
+        run = ws.cli("import", "opportunities", str(given), *args)
+        assert summary(run) == "created 0, updated 0, unchanged 3, failed 0", run.output
+    assert _records(ws) == before
+    assert all(len(o["activities"]) == 2 for o in before)
+    edited = write_csv(tmp_path / "edited.csv", [header, *([*r[:4], "note", r[5]] for r in rows)])
+    run = ws.cli("import", "opportunities", str(edited))
+    assert summary(run) == "created 0, updated 3, unchanged 0, failed 0", run.output
+    assert {o["description"] for o in ws.records("/api/opportunity")} == {"note"}

@@ -120,6 +120,18 @@ def test_cells_are_read_by_their_field_type_and_written_back() -> None:
     ]
 
 
+def test_a_money_cell_is_ascii_digits_with_a_point() -> None:
+    """Decimal alone read `1_000` as 1000 and Arabic-Indic digits as theirs: a typo or a
+    sheet of another locale became a silent amount."""
+    amount = OPPORTUNITY_COLUMNS.table["amount"]
+    written = {"1 234.50": Decimal("1234.50"), "+5": 5, ".5": Decimal("0.5"), "5.": 5}
+    for cell, value in written.items():
+        assert read_cell(amount, cell) == value
+    for bad in ("1_000", "\u0661\u0662\u0663", "1,5", "NaN", "1e", "--1", "Infinity"):
+        with pytest.raises(ValueError):
+            read_cell(amount, bad)
+
+
 WORKSPACE = {
     "contactStages": [{"id": "s1", "name": "New"}, {"id": "s2", "name": "Won over"}],
     "opportunityStages": [],

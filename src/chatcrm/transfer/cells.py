@@ -159,12 +159,20 @@ def read_cell(field: Field, text: str) -> Any:
     return text
 
 
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+
+
 def _number(text: str) -> int | Decimal:
     """A JSON number for the API (which refuses numbers sent as strings), exactly as
     written: the SDK writes a Decimal as its own digits, where a float would round an
     amount of 16 significant digits (10^12 with 4 decimals)."""
+    written = text.strip().replace(" ", "")  # "1 234.50": spaces group the digits
+    # Decimal alone also takes `1_5` (15) and other scripts' digits (`١٢٣`): a typo or a
+    # cell of another sheet would be a silent number.
+    if not _DECIMAL.fullmatch(written):
+        raise CellError("must be a number")
     try:
-        value = Decimal(text.strip().replace(" ", ""))
+        value = Decimal(written)
     except InvalidOperation as exc:
         raise CellError("must be a number") from exc
     if not value.is_finite():

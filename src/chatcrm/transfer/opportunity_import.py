@@ -16,12 +16,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from functools import partial
 from itertools import count, islice
 from typing import Any, TypeVar
 
+from chatcrm.core.timestamps import parse_iso
 from chatcrm.opportunities.fields import FIELDS
 from chatcrm.records.bodies import create_body, update_values
 from chatcrm.records.scalar_types import MoneyAmount, Timestamp
@@ -352,17 +353,18 @@ def same(wire: str, given: Any, stored: dict[str, Any]) -> bool:
         return current is not None and _instant(given) == _instant(current)
     if wire == "contactId":
         return (given or "") == (current or "")
-    if isinstance(given, str) and isinstance(current, str):
-        return given.strip() == current.strip()
+    if wire == "name" and isinstance(given, str) and isinstance(current, str):
+        return given.strip() == current.strip()  # as rows are matched
     return bool(given == current)
 
 
 def _instant(text: Any) -> datetime | None:
+    """The instant a timestamp's text names, read as the API reads it (any ISO 8601 form:
+    `z`, ordinal and week dates, the basic form), None when it names none."""
     try:
-        value = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+        return parse_iso(str(text).strip())
     except ValueError:
         return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 ACTIVITIES = "activities"
