@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
-from sqlalchemy import text
+from sqlalchemy import make_url, text
 
 from chatcrm.app import create_app
 from chatcrm.cli import main
@@ -28,6 +28,7 @@ from chatcrm.db.engine import standalone_engine
 from chatcrm.records import writing
 from tests.client import Api, ok_data
 from tests.conftest import (
+    _cluster,
     create_citus_database,
     create_pg_database,
     distribute_tables,
@@ -324,6 +325,32 @@ def test_the_command_prints_what_it_laid_out(citus_url: str) -> None:
     again = runner.invoke(main, ["citus", "distribute", "--database-url", citus_url])
     assert again.exit_code == 0, again.output
     assert again.output == "nothing to do\n"
+
+
+def test_a_worker_that_does_not_answer_is_named_before_anything_is_laid_out(
+    citus_url: str,
+) -> None:
+    """With a worker down, the command blamed its first step to reach it ("could not create
+    the pg_trgm extension on the worker…", which was there). Its database gone there is a
+    worker that does not answer for this database (the shared cluster stays up)."""
+    worker = make_url(_cluster().workers[-1])
+
+    async def drop_there() -> None:
+        conn = await asyncpg.connect(
+            host=worker.host, port=worker.port, user=worker.username, database="postgres"
+        )
+        try:
+            await conn.execute(f'DROP DATABASE "{make_url(citus_url).database}" WITH (FORCE)')
+        finally:
+            await conn.close()
+
+    run_sync(drop_there)
+    result = CliRunner().invoke(main, ["citus", "distribute", "--database-url", citus_url])
+    assert result.exit_code == 1
+    assert result.output.startswith("chatcrm: error: 1 Citus worker node(s) do not answer: ")
+    assert f"{worker.host}:{worker.port}" in result.output
+    assert "extension" not in result.output
+    assert _layout(citus_url) == {}
 
 
 def test_plain_postgresql_is_refused() -> None:

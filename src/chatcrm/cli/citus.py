@@ -11,7 +11,7 @@ import click
 from chatcrm.cli.connect_failures import database_failure
 from chatcrm.cli.database import check_port, database_url_option, fail, say_newer, settings_for
 from chatcrm.db.citus import distribute
-from chatcrm.db.citus_node import NotACoordinator, check_coordinator
+from chatcrm.db.citus_node import NotACoordinator, check_coordinator, check_workers_answer
 from chatcrm.db.engine import DatabaseUrlError, backend_name, standalone_engine
 from chatcrm.db.migrate import NewerSchema, upgrade
 from chatcrm.events.publisher import publish_everything
@@ -40,6 +40,7 @@ def distribute_command(database_url: str | None) -> None:
             # Refuse before migrating: a database that is not a coordinator stays as it is.
             async with engine.connect() as conn:
                 await check_coordinator(conn)
+                await check_workers_answer(conn)
             if isinstance(done := await upgrade(engine, lay_out=False), NewerSchema):
                 say_newer(done)
             return await distribute(

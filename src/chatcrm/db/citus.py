@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from chatcrm.db.citus_node import NotACoordinator, check_coordinator
+from chatcrm.db.citus_node import NotACoordinator, check_coordinator, check_workers_answer
 
 DISTRIBUTION_COLUMN = "workspace_id"
 # Small, rarely written and read by every request: a copy on every node.
@@ -233,6 +233,7 @@ async def distribute(
     async with engine.connect() as conn:
         conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
         await check_coordinator(conn)
+        await check_workers_answer(conn)
         for setting in _SESSION_SETTINGS:
             await conn.execute(text(setting))
         await conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": LOCK_KEY})

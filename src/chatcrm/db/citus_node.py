@@ -57,3 +57,17 @@ async def check_coordinator(conn: AsyncConnection) -> None:
     ).scalar()
     if not workers:
         raise NotACoordinator("no Citus worker nodes (SELECT citus_add_node(host, port) first)")
+
+
+async def check_workers_answer(conn: AsyncConnection) -> None:
+    """Raise NotACoordinator naming the workers that do not answer: laying tables out needs
+    every one (else the first step to reach one fails, saying something else)."""
+    found = await conn.execute(
+        text("SELECT nodename, nodeport, success, result FROM run_command_on_workers('SELECT 1')")
+    )
+    silent = [f"{n.nodename}:{n.nodeport} ({n.result})" for n in found.all() if not n.success]
+    if silent:
+        raise NotACoordinator(
+            f"{len(silent)} Citus worker node(s) do not answer: {', '.join(silent)}; start "
+            "them (or remove them from the cluster) and run this again"
+        )
