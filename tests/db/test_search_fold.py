@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import unicodedata
+import uuid
 
 import asyncpg
 import pytest
@@ -17,6 +18,7 @@ from chatcrm.db.engine import fold
 from tests.client import Api, ok_data
 from tests.conftest import create_pg_database, drop_pg_database, migrate, new_account
 from tests.in_process import InProcessClient
+from tests.people.conftest import person
 
 # Every assigned code point below U+30000 (Python's Unicode tables), surrogates aside.
 _CHARACTERS = [
@@ -73,5 +75,32 @@ def test_a_database_whose_ctype_is_c_searches_every_script_without_case() -> Non
             ):  # fmt: skip
                 listed = ok_data(api.get("/api/contact", params={"q": query}))["data"]
                 assert [c["name"] for c in listed] == [found], query
+    finally:
+        drop_pg_database(url)
+
+
+def test_a_database_whose_ctype_is_c_links_agents_by_e_mail_in_any_script() -> None:
+    """A user is its workspace's agents whose e-mail is its own, in any case (docs/api.md
+    10.5); the agents' side was lowered by the database, whose lower() under `LC_CTYPE
+    'C'` leaves "Ö" as it is: an assigned-only agent özge@… lost the contacts of the agent
+    ÖZGE@…, and its user record their link."""
+    url = create_pg_database(locale="ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'")
+    try:
+        migrate(url)
+        account = new_account(url)
+        settings = Settings(database_url=url, rate_limit=0, access_log=False, dispatch=False)
+        with InProcessClient(create_app(settings), raise_server_exceptions=False) as http:
+            api = Api(http, account)
+            email = f"özge.{uuid.uuid4().hex[:8]}@firma.de"
+            agent = api.add_agent(name="Özge", email=email.upper())
+            mine = api.create_contact(name="Assigned", assignedAgentId=agent["id"])
+            api.create_contact(name="Elsewhere", assignedAgentId=api.add_agent(name="B")["id"])
+            body = {"paramToUpdate": "agentsSeeOnlyAssigned", "agentsSeeOnlyAssigned": True}
+            ok_data(api.put(f"/api/workspace/{api.ws}", json=body))
+            user = person(api, "agent", email=email)
+            listed = user.request("GET", "/api/contact", headers={"x-workspace-id": api.ws})
+            assert [c["id"] for c in ok_data(listed)["data"]] == [mine["id"]]
+            record = ok_data(api.get(f"/api/user/{user.user['id']}", workspace=None))
+            assert record["user"]["agentIds"] == [agent["id"]]
     finally:
         drop_pg_database(url)

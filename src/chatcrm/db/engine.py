@@ -21,9 +21,6 @@ from chatcrm.core.urls import without_password
 # "Núñez". Both sides of the comparison go through one function, chatcrm_fold: SQLite's
 # is `fold` (its own lower() and LIKE know ASCII only), PostgreSQL's migration 0011's.
 UNICODE_FOLD = "chatcrm_fold"
-# An e-mail compared without case (a user's to its agents'): SQLite's own lower() knows
-# ASCII only, so each SQLite connection gets this one, Python's, as the users' keys are.
-UNICODE_LOWER = "chatcrm_lower"
 # PostgreSQL without the unaccent extension: the accented Latin letters its translate()
 # replaces, and by what.
 ACCENTED = "áàâäãåāăąéèêëēĕėęěíìîïīĭįóòôöõøōŏőúùûüūŭůűųñńňçćčýÿśšźżžğłđ"
@@ -58,10 +55,6 @@ def fold(value: object) -> object:
     # Python lowers a Σ that ends a word to ς, PostgreSQL to σ: both fold to σ (migration
     # 0017), so that `ΟΔΥΣ` finds `Οδυσσέας` and `ΟΔΥΣΣΕΑΣ` finds it too.
     return value.translate(_UNACCENT).lower().replace("ς", "σ")
-
-
-def lower(value: object) -> object:
-    return value.lower() if isinstance(value, str) else value
 
 
 class DatabaseUrlError(ValueError):

@@ -11,7 +11,7 @@ import asyncio
 import aiosqlite
 
 from chatcrm.config import Settings
-from chatcrm.db.engine import UNICODE_FOLD, UNICODE_LOWER, fold, lower
+from chatcrm.db.engine import UNICODE_FOLD, fold
 
 
 class SqlitePool:
@@ -41,7 +41,6 @@ class SqlitePool:
             async with conn.execute(pragma) as cursor:
                 await cursor.fetchall()
         await conn.create_function(UNICODE_FOLD, 1, fold, deterministic=True)
-        await conn.create_function(UNICODE_LOWER, 1, lower, deterministic=True)
         self._open_ones.add(conn)
         return conn
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, bindparam
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy import ColumnElement, bindparam
 from sqlalchemy.sql.elements import BindParameter
-from sqlalchemy.sql.functions import Function, FunctionElement
+from sqlalchemy.sql.functions import Function
 
-from chatcrm.db.engine import UNACCENT_RULES, UNICODE_FOLD, UNICODE_LOWER
+from chatcrm.db.engine import UNACCENT_RULES, UNICODE_FOLD
 
 
 def like_pattern(text: str) -> str:
@@ -48,21 +46,3 @@ def contains_ci(column: Any, param: str, dialect: str) -> ColumnElement[bool]:
 def contains(column: Any, param: str) -> ColumnElement[bool]:
     """`column` contains the parameter's text (pass `like_pattern(text)` as its value)."""
     return column.like(bindparam(param), escape="\\")
-
-
-class lowercase(FunctionElement[str]):
-    """`lower(column)` that lowers every letter, as `str.lower` does: PostgreSQL's own
-    (UTF-8 databases), SQLite's connection function (engine.UNICODE_LOWER)."""
-
-    type = String()
-    inherit_cache = True
-
-
-@compiles(lowercase)
-def _lowercase(element: lowercase, compiler: SQLCompiler, **kw: Any) -> str:
-    return f"lower({compiler.process(element.clauses, **kw)})"
-
-
-@compiles(lowercase, "sqlite")
-def _lowercase_sqlite(element: lowercase, compiler: SQLCompiler, **kw: Any) -> str:
-    return f"{UNICODE_LOWER}({compiler.process(element.clauses, **kw)})"

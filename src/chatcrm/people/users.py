@@ -19,7 +19,6 @@ from chatcrm.db import locks
 from chatcrm.db.database import Connection, Row
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import agents, workspaces
-from chatcrm.db.textsearch import lowercase
 from chatcrm.people import links, passwords
 from chatcrm.people.errors import (
     DuplicateUser,
@@ -63,13 +62,15 @@ _ACCOUNT_WORKSPACES = (
     .where(workspaces.c.account_id == _ACCOUNT)
     .order_by(workspaces.c.created_at, workspaces.c.id)
 )
+# Their e-mails are lowered by Python (email_key), never by the database: one whose ctype
+# is C lowers ASCII letters alone.
 _AGENTS_BY_EMAIL = (
-    select(agents.c.workspace_id, agents.c.id, lowercase(agents.c.email).label("email_key"))
+    select(agents.c.workspace_id, agents.c.id, agents.c.email)
     .where(in_id_list(agents.c.workspace_id, "_ws", "postgresql"))
     .order_by(agents.c.created_at, agents.c.id)
 )
 _AGENTS_BY_EMAIL_SQLITE = (
-    select(agents.c.workspace_id, agents.c.id, lowercase(agents.c.email).label("email_key"))
+    select(agents.c.workspace_id, agents.c.id, agents.c.email)
     .where(in_id_list(agents.c.workspace_id, "_ws", "sqlite"))
     .order_by(agents.c.created_at, agents.c.id)
 )
@@ -121,7 +122,8 @@ async def records(conn: Connection, rows: list[Row]) -> list[dict[str, Any]]:
     found = await conn.fetch(statement, {"_ws": id_list(every, conn.dialect)}) if every else []
     linked: dict[str, dict[str, str]] = {}  # email key -> workspace -> agent (the first)
     for agent in found:
-        linked.setdefault(agent["email_key"], {}).setdefault(agent["workspace_id"], agent["id"])
+        key = email_key(agent["email"] or "")
+        linked.setdefault(key, {}).setdefault(agent["workspace_id"], agent["id"])
     out = []
     for row in rows:
         own = every if sees_every_workspace(row["role"]) else workspace_list(row)

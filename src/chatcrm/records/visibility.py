@@ -21,7 +21,6 @@ from chatcrm.auth.scopes import AGENT
 from chatcrm.db.database import Connection
 from chatcrm.db.idlist import id_list, in_id_list
 from chatcrm.db.schema import agents, workspaces
-from chatcrm.db.textsearch import lowercase
 from chatcrm.records.kind import RecordKind
 
 # A list variant of its own (never a query parameter's name).
@@ -41,9 +40,7 @@ _current: ContextVar[Restriction | None] = ContextVar("chatcrm_restriction", def
 _SEE_ONLY_ASSIGNED = select(workspaces.c.agents_see_only_assigned).where(
     workspaces.c.id == bindparam("_ws")
 )
-_AGENTS_OF = select(agents.c.id).where(
-    agents.c.workspace_id == bindparam("_ws"), lowercase(agents.c.email) == bindparam("_email")
-)
+_AGENTS_OF = select(agents.c.id, agents.c.email).where(agents.c.workspace_id == bindparam("_ws"))
 
 
 async def find(conn: Connection, workspace_id: str, *, role: str, email: str) -> None:
@@ -52,9 +49,16 @@ async def find(conn: Connection, workspace_id: str, *, role: str, email: str) ->
     agents of that workspace whose e-mail is its own."""
     restriction = None
     if role == AGENT and await conn.fetchval(_SEE_ONLY_ASSIGNED, {"_ws": workspace_id}):
-        rows = await conn.fetch(_AGENTS_OF, {"_ws": workspace_id, "_email": email})
-        restriction = Restriction(workspace_id, tuple(r["id"] for r in rows))
+        rows = await conn.fetch(_AGENTS_OF, {"_ws": workspace_id})
+        restriction = Restriction(workspace_id, tuple(r["id"] for r in rows if _is(r, email)))
     _current.set(restriction)
+
+
+def _is(agent: Any, email_key: str) -> bool:
+    """Whether an agent's e-mail is the user's (`email_key`: lowered by Python). Lowered
+    here as well, never by the database: a PostgreSQL database whose ctype is C lowers
+    ASCII letters alone, and an agent "ÖZGE@…" was not the user özge@…."""
+    return (agent["email"] or "").lower() == email_key
 
 
 def restrict(restriction: Restriction | None) -> None:
