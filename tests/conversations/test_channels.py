@@ -165,6 +165,8 @@ def test_meta_verification(conv: Conversation) -> None:
     answer = conv.http.get(path, params=good)
     assert answer.status_code == 200 and answer.text == "1158201444"
     assert answer.headers["content-type"].startswith("text/plain")
+    # The challenge is echoed whatever it holds: never sniffed as a page of this origin.
+    assert answer.headers["x-content-type-options"] == "nosniff"
     for params in (
         {**good, "hub.verify_token": token + "x"},
         {**good, "hub.mode": "unsubscribe"},

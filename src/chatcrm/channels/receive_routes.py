@@ -17,6 +17,7 @@ from starlette.responses import PlainTextResponse, Response
 from chatcrm.api.envelope import ok
 from chatcrm.api.routing import Param, Routes
 from chatcrm.api.state import STATE_CONNECTION
+from chatcrm.api.static_files import NOSNIFF
 from chatcrm.channels import inbound
 from chatcrm.channels import repository as repo
 from chatcrm.channels.errors import ChannelNotFound
@@ -73,7 +74,8 @@ async def verify(request: Request) -> Response:
         or not hmac.compare_digest(token.encode(), str(row["verify_token"]).encode())
     ):
         return PlainTextResponse("Forbidden", status_code=403)
-    return PlainTextResponse(query.get("hub.challenge", ""))
+    # Whatever the challenge holds is echoed: never to be sniffed as a page of this origin.
+    return PlainTextResponse(query.get("hub.challenge", ""), headers=NOSNIFF)
 
 
 def signed(raw: bytes, header: str | None, secret: str) -> bool:
