@@ -30,6 +30,7 @@ def test_a_dry_run_fails_the_rows_the_real_run_fails(
             ["Fine", "10", "2027-01-31T00:00:00Z"],
             ["Negative", "-5", ""],
             ["Too large", "11111111111111111111", ""],
+            ["Far too large", "1e5000", ""],  # was a traceback: an int of 5,001 digits
             ["Not a date", "1", "notadate"],
             ["Kept", "-1", ""],  # an update of the one there, refused as well
         ],
@@ -39,12 +40,16 @@ def test_a_dry_run_fails_the_rows_the_real_run_fails(
         rejects = tmp_path / f"rejects{len(dry_run)}.csv"
         run = ws.cli("import", "opportunities", str(sample), "--rejects", str(rejects), *dry_run)
         assert run.exit_code == 1, run.output
-        assert summary(run) == "created 1, updated 0, unchanged 0, failed 4", dry_run
+        assert summary(run) == "created 1, updated 0, unchanged 0, failed 5", dry_run
         with rejects.open(encoding="utf-8", newline="") as handle:
             rows = list(csv.DictReader(handle))
         failed[" ".join(dry_run)] = [row["name"] for row in rows]
         for row in rows:
             field = {"Not a date": "expirationDate"}.get(row["name"], "amount")
             assert f"{field}: " in row["error"], row
-    assert failed["--dry-run"] == failed[""] == ["Negative", "Too large", "Not a date", "Kept"]
+    assert (
+        failed["--dry-run"]
+        == failed[""]
+        == ["Negative", "Too large", "Far too large", "Not a date", "Kept"]
+    )
     assert sorted(o["name"] for o in ws.records("/api/opportunity")) == ["Fine", "Kept"]

@@ -400,9 +400,27 @@ def test_a_phone_names_its_holder_past_swapped_numbers_and_a_full_search(
     assert summary(back) == "created 0, updated 0, unchanged 2, failed 0", back.output
     deals = {o["name"]: o["contactId"] for o in ws.records("/api/opportunity")}
     assert deals == {"Ana deal": ana["id"], "Old deal": old["id"]}
-    for phone, name in (("+34 600 000 001", "Ana deal"), ("0034600000009", "Old deal")):
+    for phone, name in (
+        ("+34 600 000 001", "Ana deal"), ("0034600000009", "Old deal"),
+        ("011 34 600 000 001", "Ana deal"),
+    ):  # fmt: skip
         mine = ws.cli("export", "opportunities", "--contact", phone, "--format", "jsonl")
-        assert [json.loads(line)["name"] for line in mine.stdout.splitlines()] == [name]
+        assert [json.loads(line)["name"] for line in mine.stdout.splitlines()] == [name], phone
+    # A national number is read in the workspace's defaultCountry (N), as the server
+    # reads it: both contacts end with its digits, one in Peru, one in Spain.
+    body = {"paramToUpdate": "defaultCountry", "defaultCountry": "PE"}
+    ws.call("PUT", f"/api/workspace/{account.workspace_id}", json=body)
+    peru = contact("Peru", "+51 987 654 321", "+34 987 654 321")
+    contact("Spain", "+34 987 654 321", "+51 987 654 321")  # newer
+    ws.call("POST", "/api/opportunity", json={"name": "Lima", "amount": 1, "contactId": peru["id"]})
+    for phone in ("987 654 321", "+51 (0) 987 654 321", "51 (0) 987654321"):
+        mine = ws.cli("export", "opportunities", "--contact", phone, "--format", "jsonl")
+        assert [json.loads(line)["name"] for line in mine.stdout.splitlines()] == ["Lima"], phone
+    given = write_csv(
+        tmp_path / "lima.csv", [["name", "amount", "contact"], ["Lima", "1", "987 654 321"]]
+    )
+    back = ws.cli("import", "opportunities", str(given))
+    assert summary(back) == "created 0, updated 0, unchanged 1, failed 0", back.output
 
 
 def test_a_wrong_key_or_workspace_is_exit_2_before_any_row(

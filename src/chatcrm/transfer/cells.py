@@ -162,6 +162,9 @@ def read_cell(field: Field, text: str) -> Any:
 _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
+_WHOLE_DIGITS = 18  # (`adjusted`: the exponent of the first digit, no context arithmetic)
+
+
 def _number(text: str) -> int | Decimal:
     """A JSON number for the API (which refuses numbers sent as strings), exactly as
     written: the SDK writes a Decimal as its own digits, where a float would round an
@@ -177,7 +180,11 @@ def _number(text: str) -> int | Decimal:
         raise CellError("must be a number") from exc
     if not value.is_finite():
         raise CellError("must be a number")
-    return int(value) if value == value.to_integral_value() else value
+    # Whole numbers go as integers, but never one of thousands of digits (`1e5000`): the
+    # JSON writer refuses those, and the server refuses such amounts anyway.
+    if value.adjusted() < _WHOLE_DIGITS and value == value.to_integral_value():
+        return int(value)
+    return value
 
 
 def write_cell(value: Any) -> str:

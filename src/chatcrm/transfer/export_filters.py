@@ -70,7 +70,7 @@ def _resolved(wire: str, text: str, names: WorkspaceNames, stages: Lookup, remot
     if wire == "tag":
         return names.tags.resolve(text)
     if wire == "contactId":
-        found = remote.find_contact(text)
+        found = remote.find_contact(text, names.default_country)
         if found is None:
             raise CellError(f'no contact with id, phone or email "{text}"')
         return found

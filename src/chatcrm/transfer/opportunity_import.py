@@ -128,14 +128,16 @@ def _key(name: str) -> str:
 class ContactFinder:
     """A contact id, phone or email → the contact's id, remembered per value."""
 
-    def __init__(self, remote: Remote) -> None:
+    def __init__(self, remote: Remote, country: str | None = None) -> None:
         self.remote = remote
+        # A phone is read in the workspace's defaultCountry (N), as the server reads it.
+        self.find = partial(remote.find_contact, country=country)
         self.found: OrderedDict[str, str | None] = OrderedDict()
 
     def prefetch(self, values: set[str], pool: ThreadPoolExecutor) -> None:
         # A value that cannot be sent is not looked up: its row fails saying why (bodies).
         missing = [v for v in values if v not in self.found and unsendable(v) is None]
-        for value, contact_id in _fetch_all(pool, missing, self.remote.find_contact).items():
+        for value, contact_id in _fetch_all(pool, missing, self.find).items():
             self._keep(value, contact_id)
 
     def _keep(self, value: str, contact_id: str | None) -> None:
@@ -145,7 +147,7 @@ class ContactFinder:
 
     def __call__(self, value: str) -> str:
         if value not in self.found:
-            self._keep(value, self.remote.find_contact(value))
+            self._keep(value, self.find(value))
         contact_id = self.found[value]
         if contact_id is None:
             raise CellError(f'no contact with id, phone or email "{value}"')

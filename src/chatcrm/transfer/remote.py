@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from chatcrm.core.ids import is_id
+from chatcrm.core.phone import PhoneError, normalize_phone
 from chatcrm.transfer.cells import CellError
 from chatcrm.transfer.problems import BadInput
 
@@ -116,8 +117,9 @@ class Remote:
     def opportunities(self, filters: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
         return self.pages("/api/opportunity", filters)
 
-    def find_contact(self, value: str) -> str | None:
-        """The id of the live contact that `value` names: an id, an email or a phone. Also
+    def find_contact(self, value: str, country: str | None = None) -> str | None:
+        """The id of the live contact that `value` names: an id, an email or a phone (read
+        as the server reads it, national numbers in the workspace's `country`). Also
         the id of a deleted contact that opportunities of the workspace still name (an
         export writes it): a re-run of that file matches them, as it matches any other."""
         if is_id(value):
@@ -139,7 +141,7 @@ class Remote:
         # Its WhatsApp number to one, its sender phone to others: the search's shape has
         # no WhatsApp number, the full one has.
         full = [c for c in (self.contact(_plain(f)["id"]) for f in found) if c is not None]
-        number = _searched_number(full, value)
+        number = _searched_number(full, value, country)
         if number is None:
             return data.get("contactId") or None
         holder = next((c["id"] for c in full if _digits(c, WHATSAPP) == number), None)
@@ -203,17 +205,13 @@ def _digits(contact: dict[str, Any], wire: str) -> str:
     return re.sub(r"\D", "", str(contact.get(wire) or ""))
 
 
-def _searched_number(found: list[dict[str, Any]], value: str) -> str | None:
-    """The number a phone search read `value` as, from the contacts it found: each holds it
-    as its WhatsApp number or as its sender phone. Two contacts may hold each other's
-    numbers, so of the numbers every one holds, the one ending with `value`'s digits (the
-    server prefixes a national number with its country code and drops a `00` or trunk 0)."""
-    held = [{_digits(c, WHATSAPP), _digits(c, SENDER_PHONE)} - {""} for c in found]
-    if not held:
+def _searched_number(found: list[dict[str, Any]], value: str, country: str | None) -> str | None:
+    """The number a phone search read `value` as (the server's own reading: `00`, `011`,
+    a trunk `(0)`, a national number in the workspace's country); None when the contacts
+    it found do not all hold that number (a server reading numbers otherwise)."""
+    try:
+        number = normalize_phone(value, country=country)
+    except PhoneError:
         return None
-    common = set.intersection(*held)
-    significant = re.sub(r"\D", "", value).lstrip("0")
-    fitting = sorted((n for n in common if n.endswith(significant)), key=lambda n: (len(n), n))
-    if fitting:
-        return fitting[0]
-    return next(iter(common)) if len(common) == 1 else None
+    held = all(number in (_digits(c, WHATSAPP), _digits(c, SENDER_PHONE)) for c in found)
+    return number if held else None

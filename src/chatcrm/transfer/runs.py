@@ -100,7 +100,7 @@ def run_import(
                         progress=progress,
                     )
                 else:
-                    finder = ContactFinder(remote)
+                    finder = ContactFinder(remote, names.default_country)
                     builder = BodyBuilder(
                         read,
                         names,
