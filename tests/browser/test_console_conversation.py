@@ -212,6 +212,7 @@ def test_the_composer_is_closed_outside_the_window(
     expect(text).to_have_accessible_description("The 24-hour window is closed: send a template.")
 
     # A template can be sent at any time; in a workspace without a channel the API says no.
+    expect(conversation.get_by_role("group", name="Send a template")).to_be_visible()
     conversation.get_by_label("Template name").fill("order_update")
     conversation.get_by_label("Language").fill("es")
     conversation.get_by_label("Parameters (one per line)").fill("Dan\nORD-1")

@@ -45,6 +45,10 @@ def test_the_pipeline_draws_stages_and_months(visit: Visit, server: str, databas
     # The open pipeline: the won and the lost deal count in their month only.
     expect(stages.locator("svg")).to_contain_text("1 · 250.50")
     expect(stages.locator("svg")).to_contain_text("0 · 0.00")
+    # Each stage's row is told to a screen reader in words, one in the singular.
+    expect(stages.locator("svg g.stage-row title").first).to_have_text(
+        f"{first['name']}: 1 opportunity, total 250.50"
+    )
     months = page.get_by_role("figure", name="Won and lost by month")
     expect(months.locator("svg rect.bar-won:not(.key)")).to_have_count(1)
     expect(months.locator("svg")).to_contain_text(won["winLossDate"][:7])

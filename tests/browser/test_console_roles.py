@@ -361,7 +361,8 @@ def test_an_open_panel_follows_a_role_changed_while_it_was_open(
     visit: Visit, server: str, database_url: str
 ) -> None:
     """An agent demoted to viewer with a contact's panel open: the save was refused and the
-    board followed the new role, but the panel kept Save, Add activity and its fields."""
+    board followed the new role, but the panel kept Save, Add activity and its fields; then
+    what was typed in it was dropped without a word."""
     account = new_account(database_url)
     _records(server, account)
     invited = _invite(server, account, "agent")
@@ -381,6 +382,8 @@ def test_an_open_panel_follows_a_role_changed_while_it_was_open(
         expect(panel.get_by_role("button", name=name)).to_have_count(0)
     expect(panel.get_by_role("textbox")).to_have_count(0)
     expect(page.get_by_role("alert").first).to_contain_text("contacts:write")
+    # What was typed is said, as when a session ends under a panel (it was dropped).
+    expect(page.get_by_role("alert").first).to_contain_text("Not saved: Ana — Last name")
     visit.failed.clear()  # the 403 was the point
     assert visit.settle() == []
 

@@ -435,11 +435,12 @@ function context(workspace) {
         // for the new role (its refusal said in the view), the others closed.
         const { name, id } = currentRoute();
         const panels = [...document.querySelectorAll("dialog.panel[open]")];
+        const lost = notSaved(); // what was typed there is said, as when a session ends
         for (const panel of panels) panel.close();
         const reopen = Boolean(panels.length && id && VIEWS[name]?.kind);
         if (reopen) history.replaceState(null, "", `#${name}/${encodeURIComponent(id)}`);
         // Drawn again for the new role, the view keeps the refusal's message (a drag's).
-        render(ctx, { notice: error.message, route: reopen });
+        render(ctx, { notice: `${error.message}${lost}`, route: reopen });
       } catch {
         // the next request says what is wrong
       }

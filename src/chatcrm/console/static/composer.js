@@ -40,7 +40,7 @@ export function composer(ctx, contactId, { feedback, sent }) {
     labelled("Parameters (one per line)", parameters),
     h("div", { class: "buttons" }, sendTemplate),
   );
-  const templates = h("details", { class: "templates" }, h("summary", {}, "Send a template"), templateForm);
+  const templates = h("details", { class: "templates", "aria-label": "Send a template" }, h("summary", {}, "Send a template"), templateForm);
   const controls = {
     text,
     template: name,

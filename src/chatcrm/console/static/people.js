@@ -338,7 +338,6 @@ async function sessionList(ctx) {
   const fill = async () => {
     const sessions = (await ctx.call("GET", "/api/session/list")).data;
     others = sessions.filter((s) => !s.current);
-    signOutOthers.disabled = others.length === 0;
     // Each "End" is described by its session's line, so that a screen reader tells them
     // apart (its name stays "End").
     list.replaceChildren(...sessions.map((s) => {
@@ -374,7 +373,8 @@ async function sessionList(ctx) {
     else focusOn(list);
   };
   // The list is read again first, and again after: a session that signed in since it was
-  // drawn (an intruder's, say) is ended too, not left live under a list that shows it.
+  // drawn (an intruder's, say) is ended too, not left live under a list that shows it. So
+  // the button is never disabled, even when the list drawn shows this session alone.
   signOutOthers.addEventListener("click", async () => {
     problems.replaceChildren();
     for (let round = 0; round < 3; round += 1) {
@@ -388,7 +388,9 @@ async function sessionList(ctx) {
       await end(others);
       if (others.length === 0) break;
     }
-    if (signOutOthers.disabled) focusOn(list); // none left: the keyboard goes to the list
+    if (others.length) return; // still some (the API's messages say why)
+    problems.append(note("Every other session is signed out."));
+    focusOn(list); // none left: the keyboard goes to the list
   });
   await fill();
   return { element: h("div", {}, list, signOutOthers, problems), fill };

@@ -103,7 +103,7 @@ function stagesChart(stages) {
     return s(
       "g",
       { class: "stage-row" },
-      s("title", {}, `${stage.name}: ${stage.count} opportunities, total ${money(stage.totalAmount)}`),
+      s("title", {}, `${stage.name}: ${stage.count} ${stage.count === 1 ? "opportunity" : "opportunities"}, total ${money(stage.totalAmount)}`),
       stageLabel(stage.name, labelWidth - 8, y + 19),
       s("rect", { x: labelWidth, y: y + 4, width: length, height: rowHeight - 12, rx: 3, class: "bar-stage" }),
       s("text", { x, y: y + 19, class: "value" }, label),
