@@ -15,12 +15,15 @@ def without_password(value: Any) -> Any:
         if parts.password is not None:
             user = f"{parts.username}:***" if parts.username else "***"
             return parts._replace(netloc=f"{user}@{parts.netloc.rpartition('@')[2]}").geturl()
-        if parts.netloc:
-            return value  # a URL without a password
+        if "@" in parts.netloc:
+            return value  # a user without a password
+        if not parts.netloc and parts.scheme.startswith("sqlite"):
+            return value  # an "@" of a file's path (sqlite:///a@b.db)
     except ValueError:
         pass
-    # Not read as a URL (a port that is no number, a missing ':'): whatever stands between
-    # "//" and the last "@" may be credentials.
+    # Not read as a URL (a port that is no number, a missing ':'), or read with its "@"
+    # after the address (a password holding "/", "#" or "?" cuts it there): whatever
+    # stands between "//" and the last "@" may be credentials.
     head, sep, rest = value.partition("//")
     if not sep or "@" not in rest:
         return value
