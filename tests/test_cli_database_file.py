@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -15,6 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from chatcrm.cli.connect_failures import database_failure
+from chatcrm.db import engine
+from chatcrm.db.engine import DatabaseUrlError, async_url
 from tests.test_cli import chatcrm_executable, failed_with_one_line, run_cli, succeeded
 
 ACCOUNT = "01a214de-0000-7000-8000-000000000000"
@@ -156,3 +160,31 @@ def test_serve_prints_links_to_the_port_and_address_it_serves(tmp_path: Path, ho
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
+
+
+def test_an_existing_file_in_a_folder_it_cannot_write_is_named_with_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite makes an existing file's journal (-wal, -shm) beside it: in a folder the
+    service may not write, a command said "OperationalError: attempt to write a readonly
+    database", naming neither the database nor the setting. The folder is checked for an
+    existing file too (os.access answers for the service's user; the suite runs as root,
+    whom permissions do not stop, so it answers here as for another user)."""
+    path = tmp_path / "ro" / "crm.db"
+    path.parent.mkdir()
+    url = f"sqlite:///{path}"
+    succeeded(run_cli("init", "--json", "--database-url", url))
+    real = os.access
+    monkeypatch.setattr(
+        engine.os, "access", lambda p, mode: real(p, mode) and Path(p) != path.parent
+    )
+    with pytest.raises(DatabaseUrlError, match=r"^the folder of the SQLite file is not writable"):
+        async_url(url)
+    # The driver's own refusal, should the folder change under a running command.
+    said = database_failure(
+        sqlite3.OperationalError("attempt to write a readonly database"),
+        url,
+        setting="--database-url",
+    )
+    assert said is not None and said.startswith(f"cannot open the SQLite database {path} ")
+    assert said.endswith("check the path in --database-url")

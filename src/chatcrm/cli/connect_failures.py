@@ -101,7 +101,11 @@ def _sqlite_sentence(exc: BaseException, path: Path, setting: str) -> str | None
             f"sqlite3 shell, a backup) longer than CHATCRM_SQLITE_BUSY_TIMEOUT_MS: try again "
             f"when it has finished"
         )
-    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in reason:
+    if isinstance(exc, sqlite3.OperationalError) and (
+        "unable to open" in reason or "readonly database" in reason
+    ):
+        # A read-only file is refused before connecting; "readonly database" is then a
+        # folder where SQLite cannot make the file's journal (-wal, -shm).
         return (
             f"cannot open the SQLite database {path} ({reason}); its folder must let "
             f"chatcrm create and write files: check the path in {setting}"
