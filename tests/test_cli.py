@@ -498,6 +498,10 @@ def test_every_command_fails_with_one_line_on_a_bad_database_url(command: list[s
         ("CHATCRM_PUBLIC_URL", "https://crm.example.com:99999", ["migrate"]),
         ("CHATCRM_SMTP_URL", "mail.example.com:25", ["serve", "--port", "0"]),
         ("CHATCRM_SMTP_URL", "smtps://mail.example.com:smtp", ["migrate"]),
+        # Seen only at the first send, by the relay, far from its cause.
+        ("CHATCRM_SMTP_FROM", "a b c <<>>", ["serve", "--port", "0"]),
+        ("CHATCRM_SMTP_FROM", "", ["migrate"]),
+        ("CHATCRM_SMTP_FROM", "a@example.com, b@example.com", ["migrate"]),
         # Past these a time overflowed where it was used: every sign-in answered 500, the
         # dispatcher and the purge died, long after a start that said nothing.
         ("CHATCRM_SESSION_MAX_DAYS", "1e7", ["serve", "--port", "0"]),

@@ -108,6 +108,24 @@ class Settings(BaseSettings):
     def _smtp_url(cls, value: str | None) -> str | None:
         return _url(value, ("smtp", "smtps"))
 
+    @field_validator("smtp_from")
+    @classmethod
+    def _smtp_from(cls, value: str) -> str:
+        # Read as the mail's From header is when one is sent: a bad one would else be seen
+        # only at the first send, by the relay, far from its cause.
+        from email.message import EmailMessage
+
+        message = EmailMessage()
+        try:
+            message["From"] = value
+            header = message["From"]
+        except ValueError as exc:
+            raise ValueError("must be one address, e.g. chatcrm <noreply@example.com>") from exc
+        found = header.addresses
+        if header.defects or len(found) != 1 or not found[0].domain:
+            raise ValueError("must be one address, e.g. chatcrm <noreply@example.com>")
+        return value
+
     @property
     def base_url(self) -> str:
         """`public_url` without its trailing slash, or the address serve listens on."""
