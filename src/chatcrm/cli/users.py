@@ -103,8 +103,13 @@ def _mail(settings: Settings, *, to: str, name: str, purpose: str, link: str) ->
     link is printed."""
     from chatcrm.people.mail import mail_link
 
-    if mail_link(settings, to=to, name=name, purpose=purpose, link=link) is False:
-        click.echo(f"note: the e-mail to {to} could not be sent (see the log line)", err=True)
+    failed = mail_link(settings, to=to, name=name, purpose=purpose, link=link)
+    if failed is not None:
+        click.echo(
+            f"note: the e-mail to {to} could not be sent ({failed}: check CHATCRM_SMTP_URL); "
+            "give the person the link printed here",
+            err=True,
+        )
 
 
 def _say_where_links_point(settings: Settings) -> None:

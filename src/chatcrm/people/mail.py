@@ -58,22 +58,22 @@ def _send(settings: Settings, to: str, subject: str, body: str) -> None:
         client.send_message(message)
 
 
-def _send_link(settings: Settings, to: str, name: str, purpose: str, link: str) -> bool:
-    """Send it now; False (logged without the link: it carries the token) when it could
-    not be."""
+def _send_link(settings: Settings, to: str, name: str, purpose: str, link: str) -> str | None:
+    """Send it now; None when it was sent, else why not (the error's kind, logged without
+    the link: it carries the token)."""
     try:
         _send(settings, to, SUBJECTS[purpose], TEXTS[purpose].format(name=name, link=link))
     except Exception as exc:
         log.warning(
             "an e-mail could not be sent", extra={"purpose": purpose, "error": type(exc).__name__}
         )
-        return False
-    return True
+        return type(exc).__name__
+    return None
 
 
-def mail_link(settings: Settings, *, to: str, name: str, purpose: str, link: str) -> bool | None:
+def mail_link(settings: Settings, *, to: str, name: str, purpose: str, link: str) -> str | None:
     """A command's link e-mailed before it ends (`chatcrm users create`, `reset-link`):
-    None when mail is not set, else whether it was sent."""
+    None when it was sent or mail is not set, else why it could not be (the error's kind)."""
     return _send_link(settings, to, name, purpose, link) if settings.smtp_url else None
 
 
