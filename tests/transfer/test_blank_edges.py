@@ -49,3 +49,41 @@ def test_blanks_at_the_edges_of_items_and_variable_names_survive_a_round_trip(
     again = first.cli("import", "contacts", str(exported))
     assert summary(again) == "created 0, updated 0, unchanged 3, failed 0", again.output
     assert comparable_contacts(second) == comparable_contacts(first)
+
+
+def test_names_differing_by_edge_blanks_are_two_items(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """The API keeps `sp` and ` sp ` as two tags (stages, segmentations alike). A cell was
+    read without its edge blanks, so ` sp `, ` Hot ` and `Seg ` named the first item of that
+    bare name: a re-run moved the contact to `Hot` and added `sp` (updated), and a copy
+    with --create-tags never made ` sp ` (unchanged after). Filters took them so too."""
+    account = new_account(database_url)
+    first = Workspace(server, account.api_key, account.workspace_id)
+    made = first.call("POST", "/api/workspace", json={"name": "Copy"})
+    second = Workspace(server, account.api_key, made["id"])
+    for ws in (first, second):
+        for name in ("Hot", " Hot "):
+            ws.add("stages", kind="contact", name=name)
+        for name in ("Seg", "Seg "):
+            ws.add("segmentations", name=name)
+    setup = first.setup()
+    [hot] = [s["id"] for s in setup["contactStages"] if s["name"] == " Hot "]
+    [seg] = [s["id"] for s in setup["segmentations"] if s["name"] == "Seg "]
+    bare, padded = first.add("tags", name="sp"), first.add("tags", name=" sp ")
+    for name, tags in (("Pad", [padded["id"]]), ("Both", [bare["id"], padded["id"]])):
+        body = {"name": name, "email": f"{name.lower()}@example.com", "tags": tags}
+        first.call("POST", "/api/contact", json={**body, "stageId": hot, "segmentationId": seg})
+    exported = tmp_path / "contacts.csv"
+    assert first.cli("export", "contacts", "-o", str(exported)).exit_code == 0
+    again = first.cli("import", "contacts", str(exported))
+    assert summary(again) == "created 0, updated 0, unchanged 2, failed 0", again.output
+    copied = second.cli("import", "contacts", str(exported), "--create-tags")
+    assert summary(copied) == "created 2, updated 0, unchanged 0, failed 0", copied.output
+    assert sorted(t["name"] for t in second.setup()["tags"]) == [" sp ", "sp"]
+    assert comparable_contacts(second) == comparable_contacts(first)
+    for option, value in (("--stage", " Hot "), ("--tag", " sp ")):
+        listed = first.cli("export", "contacts", option, value, "--format", "jsonl")
+        assert len(listed.stdout.splitlines()) == 2, (option, listed.output)
+    alone = first.cli("export", "contacts", "--tag", "sp", "--format", "jsonl")
+    assert len(alone.stdout.splitlines()) == 1, alone.output

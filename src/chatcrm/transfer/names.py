@@ -22,8 +22,12 @@ class Lookup:
         self.what = what
         self.key = key
         self.by_id: dict[str, dict[str, Any]] = {}
+        # Names as the API keeps them (edge blanks included), then without edge blanks,
+        # each also case-folded: the API takes `sp` and ` sp ` as two tags (and stages).
         self.by_exact: dict[str, dict[str, Any]] = {}
+        self.by_stripped: dict[str, dict[str, Any]] = {}
         self.by_key: dict[str, dict[str, Any]] = {}
+        self.by_stripped_key: dict[str, dict[str, Any]] = {}
         for item in items:
             self.add(item)
 
@@ -33,21 +37,30 @@ class Lookup:
         run; a `VIP` the run made for an earlier cell names another tag, and `vip` is
         made too (a contact exported holding `VIP` and `vip` comes back holding both)."""
         self.by_id[item["id"]] = item
-        # Also without surrounding spaces, as a cell is read: a tag the API keeps as
-        # " VIP " is exported so, and must be found again in the cell " VIP " or "VIP".
         written = str(item[self.key])
-        for name in (written, written.strip()):
-            self.by_exact.setdefault(name, item)
-            if any_case:
-                self.by_key.setdefault(name.casefold(), item)
+        self.by_exact.setdefault(written, item)
+        self.by_stripped.setdefault(written.strip(), item)
+        if any_case:
+            self.by_key.setdefault(written.casefold(), item)
+            self.by_stripped_key.setdefault(written.strip().casefold(), item)
 
-    def find(self, text: str) -> str | None:
-        """The id that `text` names, or None."""
-        text = text.strip()
-        if text in self.by_id:
-            return text
-        # The name as written first (tags `VIP` and `vip` are two), then any case.
+    def find(self, text: str, *, blanks_meant: bool = False) -> str | None:
+        """The id that `text` names, or None: an id; a name exactly as written (` sp ` is
+        not `sp`, the edge blanks kept as an export writes or escapes them), else without
+        its edge blanks (a cell typed "VIP " finds `VIP` or ` VIP `) unless they were
+        `blanks_meant` (escaped in a list); in each, the case as written first (tags `VIP`
+        and `vip` are two), then any case."""
+        bare = text.strip()
+        if bare in self.by_id:
+            return bare
         item = self.by_exact.get(text) or self.by_key.get(text.casefold())
+        if item is None and not blanks_meant:
+            item = (
+                self.by_exact.get(bare)
+                or self.by_stripped.get(bare)
+                or self.by_key.get(bare.casefold())
+                or self.by_stripped_key.get(bare.casefold())
+            )
         return None if item is None else str(item["id"])
 
     def resolve(self, text: str) -> str:
@@ -85,7 +98,8 @@ class WorkspaceNames:
         ids: list[str] = []
         unknown: list[str] = []
         for name in names:
-            found = self.tags.find(name)
+            # A list's item keeps edge blanks only where they were escaped: meant.
+            found = self.tags.find(name, blanks_meant=name != name.strip())
             if found is not None:
                 ids.append(found)
             elif maker is None:
