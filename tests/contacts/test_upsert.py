@@ -150,6 +150,21 @@ def test_a_variable_of_another_json_type_is_a_change(api: Api) -> None:
     assert again["results"][0]["status"] == "unchanged"
 
 
+def test_a_number_written_otherwise_is_a_change(api: Api) -> None:
+    """Numbers are kept exactly as sent (docs/api.md 3.4: `3.0` comes back as `3.0`), as
+    Update Contact keeps them; the upsert compared them by value and left `3` for `3.0`,
+    `unchanged`: an export carrying `3.0` did not reproduce it."""
+    email = unique_email()
+    contact = api.create_contact(email=email, variables=[{"name": "n", "value": 3}])
+    given = [{"name": "n", "value": 3.0}]
+    data = upserted(api, [{"email": email, "variables": given}], matchBy="email")
+    assert data["results"][0]["status"] == "updated"
+    raw = api.get(f"/api/contact/{contact['id']}", params={"shape": "full"}).text
+    assert '"value":3.0' in raw.replace(" ", "")
+    again = upserted(api, [{"email": email, "variables": given}], matchBy="email")
+    assert again["results"][0]["status"] == "unchanged"
+
+
 def test_two_items_of_one_call_apply_in_order(api: Api) -> None:
     phone = unique_phone()
     data = upserted(

@@ -285,21 +285,11 @@ class Batch:
 
 def _merged_variables(stored: str, given: list[dict[str, Any]]) -> str | None:
     """The stored variables with the given ones set by name (JSON text), or None when
-    that changes nothing."""
-    merged = merged_variables(stored, given)
-    return None if _same(merged, load_exact(stored)) else to_text(merged)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON values: `true` is not `1`, nor `false` `0` (Python's == says they
-    are); numbers compare by value (`1.0` is `1`)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return bool(a == b)
+    that changes nothing. Compared as JSON text, numbers as written: a number is kept
+    exactly as sent (docs/api.md 3.4), so `3.0` over a stored `3` changes it, as Update
+    Contact stores it; `true` is never `1`."""
+    merged = to_text(merged_variables(stored, given))
+    return None if merged == to_text(load_exact(stored)) else merged
 
 
 async def load_batch(conn: Connection, workspace_id: str, givens: list[Given]) -> Batch:
