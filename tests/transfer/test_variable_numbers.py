@@ -62,3 +62,20 @@ def test_variable_numbers_survive_an_export_and_import_as_written(
     back = first.cli("import", "contacts", str(exported))
     assert summary(back) == "created 0, updated 0, unchanged 1, failed 0", back.output
     assert stored(first) == NUMBERS
+
+
+def test_a_variable_the_server_refuses_is_named_by_its_column(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """The server's refusal named the wire field (`variables[1].value`): the person had to
+    count the file's `var:` columns from 0. The rejects file names the column."""
+    account = new_account(database_url)
+    ws = Workspace(server, account.api_key, account.workspace_id)
+    sample = tmp_path / "c.csv"
+    sample.write_text("name,email,var:ok,var:code\nKim,kim@example.com,1,99999999999999999999\n")
+    rejects = tmp_path / "rejects.csv"
+    run = ws.cli("import", "contacts", str(sample), "--rejects", str(rejects))
+    assert summary(run) == "created 0, updated 0, unchanged 0, failed 1", run.output
+    with rejects.open(encoding="utf-8", newline="") as handle:
+        [row] = list(csv.DictReader(handle))
+    assert "var:code: must be a number" in row["error"], row["error"]

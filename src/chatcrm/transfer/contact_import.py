@@ -218,7 +218,7 @@ def _record(
         else:
             result = next(results)
             status = result["status"]
-            error = api_errors_text(result.get("errors")) if status == "failed" else ""
+            error = api_errors_text(result.get("errors"), body=body) if status == "failed" else ""
         tally.add(status)
         if status == "failed":
             rejects.write(row, error)

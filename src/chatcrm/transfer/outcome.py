@@ -4,6 +4,7 @@ the failures come."""
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -93,11 +94,26 @@ class Rejects:
             self.handle.close()
 
 
-def api_errors_text(errors: list[dict[str, Any]] | None, message: str = "") -> str:
-    """The API's field errors as one readable cell: `email: must be …; phone: …`."""
+def api_errors_text(
+    errors: list[dict[str, Any]] | None, message: str = "", body: dict[str, Any] | None = None
+) -> str:
+    """The API's field errors as one readable cell: `email: must be …; phone: …`; a
+    variable's (`variables[2].value`) named by the file's column (`var:code`) when the
+    row's `body` is given."""
     parts = []
     for error in errors or []:
-        field = error.get("field") or ""
+        field = _column_of(error.get("field") or "", body)
         text = error.get("message") or ""
         parts.append(f"{field}: {text}" if field else text)
     return "; ".join(parts) or message or "failed"
+
+
+_VARIABLE = re.compile(r"variables\[(\d+)\](?:\.\w+)?", re.ASCII)
+
+
+def _column_of(field: str, body: dict[str, Any] | None) -> str:
+    found = _VARIABLE.fullmatch(field)
+    variables = (body or {}).get("variables") or []
+    if found is None or int(found[1]) >= len(variables):
+        return field
+    return f"var:{variables[int(found[1])]['name']}"
