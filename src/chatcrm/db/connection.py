@@ -258,6 +258,12 @@ class Connection:
                     self._committed()
                 else:
                     await _quietly(self._end(held, "ROLLBACK"))
+            else:
+                # A statement of its own (PostgreSQL's one-statement evented update) was
+                # committed as it ran, whatever the answer: its events wake the publisher
+                # too, else the feed's long polls and the first deliveries waited for
+                # the next idle round.
+                self._committed()
         finally:
             await held.release(held.raw)
 
