@@ -502,6 +502,9 @@ def test_every_command_fails_with_one_line_on_a_bad_database_url(command: list[s
         ("CHATCRM_SMTP_FROM", "a b c <<>>", ["serve", "--port", "0"]),
         ("CHATCRM_SMTP_FROM", "", ["migrate"]),
         ("CHATCRM_SMTP_FROM", "a@example.com, b@example.com", ["migrate"]),
+        ("CHATCRM_SMTP_FROM", "Team: a@example.com;", ["migrate"]),
+        ("CHATCRM_SMTP_FROM", "a@example.com,", ["migrate"]),
+        ("CHATCRM_SMTP_FROM", "noreply@ex\u00e4mple.com", ["migrate"]),
         # Past these a time overflowed where it was used: every sign-in answered 500, the
         # dispatcher and the purge died, long after a start that said nothing.
         ("CHATCRM_SESSION_MAX_DAYS", "1e7", ["serve", "--port", "0"]),
@@ -529,6 +532,8 @@ def test_an_invalid_setting_fails_with_one_line_naming_it(
         "smtp://mailer:S3cret/pw@mail:25",
         "smtp://mailer:S3cret#pw@mail:25",
         "smtp://mailer:S3cret?pw@mail:25",
+        # A user name that is an e-mail address: the "@" in the address hid the cut.
+        "smtp://me@example.com:S3cret/pw@mail:25",
     ],
 )
 def test_an_invalid_smtp_url_is_named_without_its_password(value: str, tmp_path: Path) -> None:

@@ -12,18 +12,20 @@ def without_password(value: Any) -> Any:
         return value
     try:
         parts = urlsplit(value)
-        if parts.password is not None:
+        # An "@" after the address: a password holding "/", "#" or "?" ended it early (the
+        # user name may hold an "@" of its own): masked below, up to the last "@".
+        cut = bool(parts.netloc) and "@" in value.partition("//")[2][len(parts.netloc) :]
+        if parts.password is not None and not cut:
             user = f"{parts.username}:***" if parts.username else "***"
             return parts._replace(netloc=f"{user}@{parts.netloc.rpartition('@')[2]}").geturl()
-        if "@" in parts.netloc:
+        if "@" in parts.netloc and not cut:
             return value  # a user without a password
         if not parts.netloc and parts.scheme.startswith("sqlite"):
             return value  # an "@" of a file's path (sqlite:///a@b.db)
     except ValueError:
         pass
-    # Not read as a URL (a port that is no number, a missing ':'), or read with its "@"
-    # after the address (a password holding "/", "#" or "?" cuts it there): whatever
-    # stands between "//" and the last "@" may be credentials.
+    # Not read as a URL (a port that is no number, a missing ':'), or cut: whatever stands
+    # between "//" and the last "@" may be credentials.
     head, sep, rest = value.partition("//")
     if not sep or "@" not in rest:
         return value
