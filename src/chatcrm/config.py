@@ -122,8 +122,19 @@ class Settings(BaseSettings):
         except ValueError as exc:
             raise ValueError("must be one address, e.g. chatcrm <noreply@example.com>") from exc
         found = header.addresses
-        if header.defects or len(found) != 1 or not found[0].domain:
-            raise ValueError("must be one address, e.g. chatcrm <noreply@example.com>")
+        one = (
+            not header.defects
+            and len(header.groups) == 1
+            and header.groups[0].display_name is None  # not a group ("Team: a@b;")
+            and len(found) == 1
+            and bool(found[0].domain)
+            and found[0].addr_spec.isascii()  # a relay without SMTPUTF8 refuses any other
+            and not value.strip().endswith((",", ";"))
+        )
+        if not one:
+            raise ValueError(
+                "must be one address of ASCII letters, e.g. chatcrm <noreply@example.com>"
+            )
         return value
 
     @property
