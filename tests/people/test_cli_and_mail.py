@@ -318,7 +318,7 @@ def test_the_cli_s_links_are_emailed_too(database_url: str, account: Any, smtp: 
     link = json.loads(refused.stdout)["resetUrl"]
     assert "could not be sent" in refused.stderr and link.rsplit("/", 1)[1] not in refused.stderr
     # Why, in the note itself: a command's log line has no fields to point to.
-    assert "could not be sent (ConnectionRefusedError: check CHATCRM_SMTP_URL)" in refused.stderr
+    assert "could not be sent (ConnectionRefusedError: see CHATCRM_SMTP_URL" in refused.stderr
 
 
 def test_credentials_go_only_to_a_server_that_offers_auth(smtp: Any) -> None:

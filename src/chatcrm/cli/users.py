@@ -106,8 +106,8 @@ def _mail(settings: Settings, *, to: str, name: str, purpose: str, link: str) ->
     failed = mail_link(settings, to=to, name=name, purpose=purpose, link=link)
     if failed is not None:
         click.echo(
-            f"note: the e-mail to {to} could not be sent ({failed}: check CHATCRM_SMTP_URL); "
-            "give the person the link printed here",
+            f"note: the e-mail to {to} could not be sent ({failed}: see CHATCRM_SMTP_URL, "
+            "CHATCRM_SMTP_FROM and the address); give the person the link printed here",
             err=True,
         )
 
