@@ -188,3 +188,21 @@ def test_an_existing_file_in_a_folder_it_cannot_write_is_named_with_what_to_do(
     )
     assert said is not None and said.startswith(f"cannot open the SQLite database {path} ")
     assert said.endswith("check the path in --database-url")
+
+
+def test_a_link_in_a_read_only_folder_to_a_file_in_a_writable_one_is_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite follows the link and writes the journal beside the file it points to: the
+    folder of the link was checked, and a setup that worked was refused."""
+    target = tmp_path / "rw" / "crm.db"
+    target.parent.mkdir()
+    succeeded(run_cli("init", "--json", "--database-url", f"sqlite:///{target}"))
+    link = tmp_path / "ro" / "link.db"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    real = os.access
+    monkeypatch.setattr(
+        engine.os, "access", lambda p, mode: real(p, mode) and Path(p) != link.parent
+    )
+    async_url(f"sqlite:///{link}")  # taken: the journal goes beside crm.db

@@ -116,10 +116,12 @@ def _check_sqlite_file(path: Path) -> None:
             raise DatabaseUrlError(f"the SQLite database path is not a file: {path}")
         if not os.access(path, os.R_OK | os.W_OK):
             raise DatabaseUrlError(f"the SQLite database file is not readable and writable: {path}")
-        if not os.access(path.parent, os.W_OK | os.X_OK):
-            # Beside the file SQLite makes its journal (-wal, -shm), also for an existing one.
+        # Beside the file SQLite makes its journal (-wal, -shm), also for an existing one:
+        # beside the file a link points to.
+        folder = path.resolve().parent
+        if not os.access(folder, os.W_OK | os.X_OK):
             raise DatabaseUrlError(
-                f"the folder of the SQLite file is not writable: {path.parent}; SQLite writes "
+                f"the folder of the SQLite file is not writable: {folder}; SQLite writes "
                 "its journal (-wal, -shm) beside the file"
             )
     elif not path.parent.is_dir():
