@@ -87,3 +87,13 @@ def test_names_differing_by_edge_blanks_are_two_items(
         assert len(listed.stdout.splitlines()) == 2, (option, listed.output)
     alone = first.cli("export", "contacts", "--tag", "sp", "--format", "jsonl")
     assert len(alone.stdout.splitlines()) == 1, alone.output
+    # Made by --create-tags in the other order (` sp ` first): `sp` was taken for it.
+    made = first.call("POST", "/api/workspace", json={"name": "Third"})
+    third = Workspace(server, account.api_key, made["id"])
+    order = tmp_path / "order.csv"
+    order.write_text(
+        "name,email,tags\nA,a@example.com,\\ sp\\ \nB,b@example.com,sp\n", encoding="utf-8"
+    )
+    run = third.cli("import", "contacts", str(order), "--create-tags")
+    assert summary(run) == "created 2, updated 0, unchanged 0, failed 0", run.output
+    assert sorted(t["name"] for t in third.setup()["tags"]) == [" sp ", "sp"]

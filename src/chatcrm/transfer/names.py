@@ -39,8 +39,8 @@ class Lookup:
         self.by_id[item["id"]] = item
         written = str(item[self.key])
         self.by_exact.setdefault(written, item)
-        self.by_stripped.setdefault(written.strip(), item)
-        if any_case:
+        if any_case:  # a tag this run made is found by its name as written only
+            self.by_stripped.setdefault(written.strip(), item)
             self.by_key.setdefault(written.casefold(), item)
             self.by_stripped_key.setdefault(written.strip().casefold(), item)
 
