@@ -375,7 +375,17 @@ async function sessionList(ctx) {
   // The list is read again first, and again after: a session that signed in since it was
   // drawn (an intruder's, say) is ended too, not left live under a list that shows it. So
   // the button is never disabled, even when the list drawn shows this session alone.
+  let signingOut = false; // a double click runs it once: the second would find them ended
   signOutOthers.addEventListener("click", async () => {
+    if (signingOut) return;
+    signingOut = true;
+    try {
+      await signOutTheOthers();
+    } finally {
+      signingOut = false;
+    }
+  });
+  const signOutTheOthers = async () => {
     problems.replaceChildren();
     for (let round = 0; round < 3; round += 1) {
       try {
@@ -391,7 +401,7 @@ async function sessionList(ctx) {
     if (others.length) return; // still some (the API's messages say why)
     problems.append(note("Every other session is signed out."));
     focusOn(list); // none left: the keyboard goes to the list
-  });
+  };
   await fill();
   return { element: h("div", {}, list, signOutOthers, problems), fill };
 }
