@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from contextlib import suppress
 
+import httpx
 import pytest
 from playwright.sync_api import Page, Request, Route, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from chatcrm.provisioning import NewAccount
 from tests.browser.conftest import Visit, api, create, update
-from tests.browser.test_console_people import _invite, _set_password
+from tests.browser.test_console_people import PASSWORD, _invite, _set_password
 from tests.client import unique_email
 from tests.conftest import new_account
 
@@ -430,3 +431,83 @@ def test_a_key_that_may_not_read_workspaces_is_told_why_it_cannot_sign_in(
     )
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     assert visit.settle(expected=("403 ",)) == []
+
+
+def _key_made_by(server: str, invited: dict, scopes: list[str]) -> str:
+    """A key made by the invited user (its invitation accepted), with these scopes."""
+    token = invited["inviteUrl"].rsplit("/", 1)[1]
+    with httpx.Client(base_url=server, timeout=30) as person:
+        started = person.post(
+            "/api/invitation/accept", json={"token": token, "password": PASSWORD}
+        ).json()["data"]
+        made = person.post(
+            "/api/key",
+            headers={"x-csrf-token": started["csrfToken"]},
+            json={"name": "made", "scopes": scopes},
+        )
+    secret: str = made.json()["data"]["apiKey"]
+    return secret
+
+
+def test_a_key_is_offered_only_what_its_maker_or_its_workspaces_allow(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Every key was shown an owner's controls on the Users page: an admin's ["*"] key and
+    a key limited to some workspaces had the owners' role selects, Disable and Reset link,
+    and `owner` offered in Invite, each refused by the API (K.3: controls the role does not
+    allow are not shown)."""
+    account = new_account(database_url)
+    owner = api(
+        server, account, "POST", "/api/user",
+        json={"email": unique_email(), "name": "Olga Owner", "role": "owner"},
+    )["user"]  # fmt: skip
+    agent = _invite(server, account, "agent")
+    agent_name = agent["user"]["name"]
+    limited = api(
+        server, account, "POST", "/api/key",
+        json={"name": "lim", "scopes": ["contacts:read", "users:manage"],
+              "workspaceIds": [account.workspace_id]},
+    )["apiKey"]  # fmt: skip
+    for key, roles in (
+        (
+            _key_made_by(server, _invite(server, account, "admin"), ["*"]),
+            ["admin", "agent", "viewer"],
+        ),
+        (limited, ["agent", "viewer"]),
+    ):
+        page = _sign_in_with(visit, key)
+        page.get_by_role("link", name="Users").click()
+        row = page.get_by_role("row", name=re.compile("Olga Owner"))
+        expect(row).to_contain_text("owner")
+        expect(page.get_by_label(f"Role of {owner['name']}")).to_have_count(0)
+        expect(row.get_by_role("button")).to_have_count(0)
+        expect(page.get_by_label(f"Role of {agent_name}")).to_be_enabled()
+        invite = page.get_by_label("Role", exact=True)
+        expect(invite.locator("option")).to_have_text(roles)
+        page.get_by_role("button", name="Sign out").click()
+    assert visit.settle() == []
+
+
+def test_a_role_chosen_with_arrows_then_tab_leaves_the_keyboard_on_the_next_control(
+    visit: Visit, server: str, database_url: str
+) -> None:
+    """Leaving the role's select with Tab saves it, holding the row's controls: the one Tab
+    went to lost the keyboard to the page's start."""
+    account = new_account(database_url)
+    agent = _invite(server, account, "agent")
+    _set_password(visit, _invite(server, account, "owner"))
+    page = visit.page
+    page.get_by_role("link", name="Users").click()
+    role = page.get_by_label(f"Role of {agent['user']['name']}")
+    role.focus()
+    page.keyboard.press("ArrowDown")  # agent → viewer
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("row", name=re.compile(agent["user"]["email"]))).to_contain_text(
+        "Saved."
+    )
+    workspace = page.locator(f"#user-{agent['user']['id']}-{account.workspace_id}")
+    expect(workspace).to_be_focused()
+    assert (
+        api(server, account, "GET", f"/api/user/{agent['user']['id']}")["user"]["role"] == "viewer"
+    )
+    assert visit.settle() == []

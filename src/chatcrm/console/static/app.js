@@ -153,6 +153,7 @@ function signIn(said, { withKey = false } = {}) {
         session = { key: key.value.trim(), workspace: null, csrf: null, user: null };
         const me = await call(session, "GET", "/api/me");
         session.scopes = me.key ? me.key.scopes : null;
+        session.keyRecord = me.key ?? null; // who made it and its workspaces: people.js
       } else {
         session = { key: null, workspace: null, csrf: null, user: null };
         const body = { email: email.value.trim(), password: password.value };
@@ -685,6 +686,7 @@ async function start() {
     try {
       const me = await answered(() => call(session, "GET", "/api/me"));
       session.scopes = me.key ? me.key.scopes : null;
+      session.keyRecord = me.key ?? null;
     } catch {
       return signIn();
     }

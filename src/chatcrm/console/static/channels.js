@@ -60,6 +60,7 @@ function channelCard(ctx, channel, reload) {
         } catch (error) {
           toggle.disabled = false;
           fail(error);
+          toggle.focus(); // held while it was sent, it lost the keyboard: it goes back to it
         }
       },
     },
@@ -91,6 +92,7 @@ function channelCard(ctx, channel, reload) {
       } catch (error) {
         sure.disabled = false;
         fail(error);
+        sure.focus(); // held while it was sent, it lost the keyboard: it goes back to it
       }
     });
     actions.replaceWith(question);

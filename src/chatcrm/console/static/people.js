@@ -96,19 +96,42 @@ function workspaceChoice(spaces, legend, checked, prefix) {
   return { fieldset, boxes, ids: () => boxes.filter((b) => b.checked).map((b) => b.value) };
 }
 
+// What the caller may do to people (K.3: no control it may not use). A person: its role.
+// A key (docs/api.md 10.2): as its maker — an account key, or one an owner made, acts as
+// an owner; one an admin made is an admin's, and one made by a key is taken as an
+// admin's (its maker is a key the console may not read); limited to some workspaces, it
+// manages only agents and viewers wholly inside them.
+function peopleReach(session, listed) {
+  if (session.user) return { owner: session.user.role === "owner", within: null };
+  const made = session.keyRecord ?? {};
+  const within = made.workspaceIds ? new Set(made.workspaceIds) : null;
+  const maker = made.createdBy ? listed.find((u) => u.id === made.createdBy) : null;
+  return { owner: !within && (!made.createdBy || maker?.role === "owner"), within };
+}
+
+// Whether a role is one the caller may give.
+const offered = (reach, r) => (reach.owner || r !== "owner") && !(reach.within && everyWorkspace(r));
+
+// Whether the caller may change this user (an admin never an owner, J.2).
+const manages = (reach, user) =>
+  (reach.owner || user.role !== "owner") &&
+  (!reach.within ||
+    (!everyWorkspace(user.role) && (user.workspaceIds ?? []).every((w) => reach.within.has(w))));
+
 export async function users(ctx) {
   const spaces = (await ctx.call("GET", "/api/workspace")).data;
-  const owner = ctx.session.user ? ctx.session.user.role === "owner" : true;
+  let reach = null;
   const tbody = h("tbody", {});
   // The table as the API has it now (after an invitation: the new user at once).
   const fill = async () => {
     const listed = (await ctx.call("GET", "/api/user")).data;
-    tbody.replaceChildren(...listed.map((user) => userRow(ctx, user, owner, spaces)));
+    reach ??= peopleReach(ctx.session, listed);
+    tbody.replaceChildren(...listed.map((user) => userRow(ctx, user, reach, spaces)));
   };
   await fill();
   const email = h("input", { type: "email", required: true });
   const name = h("input", { required: true });
-  const role = h("select", {}, ROLES.filter((r) => owner || r !== "owner").map((r) =>
+  const role = h("select", {}, ROLES.filter((r) => offered(reach, r)).map((r) =>
     h("option", { value: r }, r)));
   role.value = "agent";
   const places = workspaceChoice(spaces, "Workspaces (agents and viewers)", [ctx.session.workspace], "ws");
@@ -132,24 +155,26 @@ const ROLE_PAUSE = 1500;
 // A user's row: its role and workspaces change as they are chosen (PUT /api/user/{id}), the
 // row's controls held while one change is saved, then "Saved."; a refusal puts the control
 // back as stored and shows the API's message in the row.
-function userRow(ctx, user, owner, spaces, saved = false) {
-  const locked = !owner && user.role === "owner"; // an admin cannot change an owner (J.2)
+function userRow(ctx, user, reach, spaces, saved = false) {
+  const locked = !manages(reach, user);
   const role = h("select", { id: `role-${user.id}`, "aria-label": `Role of ${user.name}`, disabled: locked },
-    ROLES.filter((r) => owner || r !== "owner" || r === user.role).map((r) =>
+    ROLES.filter((r) => offered(reach, r) || r === user.role).map((r) =>
       h("option", { value: r }, r)));
   role.value = user.role;
   const problems = h("div", { class: "problems" });
   const actions = [];
   let element = null;
   // The answer's record redraws the row; a refusal is shown after `undo` puts it back.
-  const change = async (body, undo = () => {}) => {
+  // `next`: where the keyboard was going when leaving the role's select saved it.
+  const change = async (body, undo = () => {}, next = null) => {
     problems.replaceChildren();
-    const focused = document.activeElement?.id; // the keyboard stays on the redrawn control
+    // The keyboard stays on the redrawn control (or goes on to the one it was going to).
+    const focused = next?.id || document.activeElement?.id;
     const held = [...element.querySelectorAll("select, input, button")].filter((c) => !c.disabled);
     for (const control of held) control.disabled = true;
     try {
       const done = await ctx.call("PUT", `/api/user/${user.id}`, { body });
-      element.replaceWith(userRow(ctx, done.user, owner, spaces, true));
+      element.replaceWith(userRow(ctx, done.user, reach, spaces, true));
       if (focused) document.getElementById(focused)?.focus();
     } catch (error) {
       for (const control of held) control.disabled = false;
@@ -177,7 +202,7 @@ function userRow(ctx, user, owner, spaces, saved = false) {
   // Enter, leaving the control, or a pause of ROLE_PAUSE ms.
   let keyed = false;
   let pending = null;
-  const saveRole = () => {
+  const saveRole = (next = null) => {
     clearTimeout(pending);
     pending = null;
     keyed = false;
@@ -185,7 +210,7 @@ function userRow(ctx, user, owner, spaces, saved = false) {
     const body = { role: role.value };
     // An owner or admin made an agent or viewer keeps the workspaces it had: every one.
     if (!everyWorkspace(role.value) && everyWorkspace(user.role)) body.workspaceIds = user.workspaceIds;
-    change(body, () => (role.value = user.role));
+    change(body, () => (role.value = user.role), next);
   };
   role.addEventListener("pointerdown", () => (keyed = false));
   role.addEventListener("keydown", (event) => {
@@ -199,8 +224,10 @@ function userRow(ctx, user, owner, spaces, saved = false) {
     if (keyed) pending = setTimeout(saveRole, ROLE_PAUSE);
     else saveRole();
   });
-  role.addEventListener("blur", () => {
-    if (pending) saveRole();
+  // Left with Tab: the save holds the row's controls, the one Tab went to among them, so
+  // the keyboard is taken there again once the row is redrawn (not the page's start).
+  role.addEventListener("blur", (event) => {
+    if (pending) saveRole(event.relatedTarget);
   });
   if (!locked) {
     const active = user.status !== "disabled";
@@ -210,6 +237,7 @@ function userRow(ctx, user, owner, spaces, saved = false) {
       onclick: () => change({ status: active ? "disabled" : "active" }) }, active ? "Disable" : "Enable"));
     actions.push(h("button", {
       type: "button",
+      id: `reset-${user.id}`,
       "aria-label": `Reset link for ${user.name}`,
       onclick: async () => {
         problems.replaceChildren();
@@ -363,10 +391,20 @@ async function sessionList(ctx) {
   };
   // The list is drawn again: the keyboard goes to the "End" now in that place (the next
   // session's), else the last one, else the list.
-  const endOne = async (ending) => {
-    const place = others.findIndex((o) => o.id === ending.id); // its End among the others'
+  let ending = false; // a double click on "End" ends it once (the second found it ended)
+  const endOne = async (one) => {
+    if (ending) return;
+    ending = true;
+    try {
+      await endAndFocus(one);
+    } finally {
+      ending = false;
+    }
+  };
+  const endAndFocus = async (one) => {
+    const place = others.findIndex((o) => o.id === one.id); // its End among the others'
     problems.replaceChildren();
-    await end([ending]);
+    await end([one]);
     const left = [...list.querySelectorAll("button")];
     const next = left[Math.min(Math.max(place, 0), left.length - 1)];
     if (next) next.focus();
