@@ -16,11 +16,13 @@ from chatcrm.cli import main
 from chatcrm.transfer.bodies import BodyBuilder
 from chatcrm.transfer.cells import (
     escaped_item,
+    guarded,
     join_list,
     read_cell,
     read_item,
     read_variable,
     split_list,
+    unguarded,
     variable_text,
     write_cell,
 )
@@ -134,6 +136,24 @@ def test_a_money_cell_is_ascii_digits_with_a_point() -> None:
     for bad in ("1_000", "\u0661\u0662\u0663", "1,5", "NaN", "1e", "--1", "Infinity"):
         with pytest.raises(ValueError):
             read_cell(amount, bad)
+
+
+@pytest.mark.parametrize(
+    ("cell", "written"),
+    [
+        ("=1+1", "'=1+1"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"),
+        ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
+        # A sign then a letter, another sign or a parenthesis: a formula, not a number.
+        ("+E1", "'+E1"), ("-2+3", "'-2+3"), ("-(1)", "'-(1)"), ("-1E+2", "'-1E+2"),
+        ("'=x", "''=x"),
+        # Numbers and phones as they are.
+        ("-3", "-3"), ("-0.5", "-0.5"), ("+51 987 654 321", "+51 987 654 321"),
+        ("+1 (555) 010-0100", "+1 (555) 010-0100"), ("'abc", "'abc"), ("Ana", "Ana"),
+    ],
+)  # fmt: skip
+def test_a_cell_a_spreadsheet_would_run_is_guarded_and_read_back(cell: str, written: str) -> None:
+    assert guarded(cell) == written
+    assert unguarded(written) == cell
 
 
 WORKSPACE = {

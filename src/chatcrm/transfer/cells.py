@@ -271,11 +271,12 @@ def read_activities(text: str) -> list[dict[str, Any]]:
 
 
 # A cell a spreadsheet would run as a formula: one starting with `=`, `@`, a tab or a
-# carriage return, or with `+` or `-` followed by more than a number or a phone
-# (`+cmd|' /C calc'!A0`; `+51 987 654 321` and `-0.5` are left alone). Behind any `'`s:
-# the `'` export adds is taken off by import, so a cell of the record's own starting with
-# `'=` keeps it.
-_FORMULA = re.compile(r"'*(?:[=@\t\r]|[+-](?![\d\s().eE+-]*$))")
+# carriage return, or with `+` or `-` followed by more than a number or a phone: a digit,
+# then digits, blanks, `.`, `(`, `)` and `-` (`+cmd|' /C calc'!A0`, `+E1`, `-2+3` and
+# `-(1)` are guarded; `+51 987 654 321`, `+1 (555) 010-0100` and `-0.5` are left alone).
+# Behind any `'`s: the `'` export adds is taken off by import, so a cell of the record's
+# own starting with `'=` keeps it.
+_FORMULA = re.compile(r"'*(?:[=@\t\r]|[+-](?!\d[\d\s().-]*$))")
 
 
 def guarded(text: str) -> str:
