@@ -534,6 +534,8 @@ def test_an_invalid_setting_fails_with_one_line_naming_it(
         "smtp://mailer:S3cret?pw@mail:25",
         # A user name that is an e-mail address: the "@" in the address hid the cut.
         "smtp://me@example.com:S3cret/pw@mail:25",
+        # No "//" after the scheme.
+        "smtp:mailer:S3cret@mail",
     ],
 )
 def test_an_invalid_smtp_url_is_named_without_its_password(value: str, tmp_path: Path) -> None:

@@ -27,6 +27,8 @@ def without_password(value: Any) -> Any:
     # Not read as a URL (a port that is no number, a missing ':'), or cut: whatever stands
     # between "//" and the last "@" may be credentials.
     head, sep, rest = value.partition("//")
+    if not sep:  # `postgresql:user:pass@host`: credentials after the scheme's ':'
+        head, sep, rest = value.partition(":")
     if not sep or "@" not in rest:
         return value
-    return f"{head}//***@{rest.rpartition('@')[2]}"
+    return f"{head}{sep}***@{rest.rpartition('@')[2]}"
