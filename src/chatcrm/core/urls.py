@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,8 +28,10 @@ def without_password(value: Any) -> Any:
     # Not read as a URL (a port that is no number, a missing ':'), or cut: whatever stands
     # between "//" and the last "@" may be credentials.
     head, sep, rest = value.partition("//")
-    if not sep:  # `postgresql:user:pass@host`: credentials after the scheme's ':'
+    if not sep:  # `postgresql:user:pass@host`: a user and password after the scheme's ':'
         head, sep, rest = value.partition(":")
+        if not re.fullmatch(r"[^\s:@]+:[^\s@]*", rest.rpartition("@")[0]):
+            return value  # not credentials (`Team: a@example.com;`, `mailto:a@b`)
     if not sep or "@" not in rest:
         return value
     return f"{head}{sep}***@{rest.rpartition('@')[2]}"
