@@ -127,6 +127,7 @@ def test_a_money_cell_is_ascii_digits_with_a_point() -> None:
     sheet of another locale became a silent amount."""
     amount = OPPORTUNITY_COLUMNS.table["amount"]
     written = {"1 234.50": Decimal("1234.50"), "+5": 5, ".5": Decimal("0.5"), "5.": 5}
+    written |= {"1\u00a0234.50": Decimal("1234.50"), "1\u202f234": 1234}
     # Not made an integer of 5,001 digits, which the JSON writer refuses (a traceback):
     # sent as written, the server's bound refuses it with the row alone.
     assert read_cell(amount, "1e5000") == Decimal("1e5000")
@@ -360,6 +361,9 @@ def test_nameless_columns_at_the_end_are_a_spreadsheet_s_and_left_out() -> None:
     }
     with pytest.raises(RowError, match="the row has 4 cells, the header 2"):
         builder.body(Row(3, ["Bo", "bo@example.com", "", "lost data"]))
+    # Empty cells after the last one do not count (a `;` at the end of a line).
+    with pytest.raises(RowError, match="the row has 4 cells, the header 2"):
+        builder.body(Row(4, ["Bo", "bo@example.com", "", "lost data", "", " "]))
     with pytest.raises(BadInput, match="the header has an empty column name"):
         CONTACT_COLUMNS.read_header(["name", "", "email"])
 

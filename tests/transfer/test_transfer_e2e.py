@@ -514,3 +514,27 @@ def test_a_failed_row_leaves_nothing_and_a_huge_cell_stops_no_other_row(
     assert summary(run).startswith("created ")
     names = {c["name"] for c in ws.records("/api/contact")}
     assert {"Before", "After"} <= names
+
+
+def test_a_contact_cell_that_is_no_id_email_or_phone_is_said_by_its_column(
+    server: Server, database_url: str, tmp_path: Path
+) -> None:
+    """A contact typed by name, or a phone a spreadsheet wrote as 9.87654321E+08, went to
+    the phone search, and the row failed with the search's own words about a `cellphone`
+    parameter the file has no column of."""
+    account = new_account(database_url)
+    ws = Workspace(server, account.api_key, account.workspace_id)
+    rows = [
+        ["name", "amount", "contact"],
+        ["ByName", "5", "Ana Pérez"],
+        ["Sci", "5", "9.87654321E+08"],
+    ]
+    given = write_csv(tmp_path / "o.csv", rows)
+    rejects = tmp_path / "rejects.csv"
+    run = ws.cli("import", "opportunities", str(given), "--rejects", str(rejects))
+    assert summary(run) == "created 0, updated 0, unchanged 0, failed 2", run.output
+    errors = [row["error"] for row in read_csv(rejects)]
+    assert errors == [
+        'line 2: contact: no contact with id, phone or email "Ana Pérez"',
+        'line 3: contact: no contact with id, phone or email "9.87654321E+08"',
+    ]

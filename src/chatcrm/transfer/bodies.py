@@ -48,9 +48,9 @@ class BodyBuilder:
         if len(row.cells) > len(self.columns):
             extra = row.cells[len(self.columns) :]
             if any(cell.strip() for cell in extra):
-                raise RowError(
-                    [("", f"the row has {len(row.cells)} cells, the header {len(self.columns)}")]
-                )
+                # Counted to its last cell that is not empty: the empty ones do not count.
+                count = max(i for i, cell in enumerate(row.cells, 1) if cell.strip())
+                raise RowError([("", f"the row has {count} cells, the header {len(self.columns)}")])
         body: dict[str, Any] = {}
         errors: list[tuple[str, str]] = []
         for column, cell in zip(self.columns, row.cells, strict=False):

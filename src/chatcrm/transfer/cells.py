@@ -169,7 +169,9 @@ def _number(text: str) -> int | Decimal:
     """A JSON number for the API (which refuses numbers sent as strings), exactly as
     written: the SDK writes a Decimal as its own digits, where a float would round an
     amount of 16 significant digits (10^12 with 4 decimals)."""
-    written = text.strip().replace(" ", "")  # "1 234.50": spaces group the digits
+    # "1 234.50": spaces group the digits, also the no-break and thin ones a spreadsheet
+    # in French or Spanish writes.
+    written = re.sub("[ \u00a0\u2009\u202f]", "", text.strip())
     # Decimal alone also takes `1_5` (15) and other scripts' digits (`١٢٣`): a typo or a
     # cell of another sheet would be a silent number.
     if not _DECIMAL.fullmatch(written):

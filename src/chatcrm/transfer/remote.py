@@ -134,6 +134,10 @@ class Remote:
         if "@" in value:
             data = _plain(self._get("/api/contact/searchByEmail", {"email": value}))
             return data.get("contactId") or None
+        try:
+            normalize_phone(value, country=country)
+        except PhoneError:
+            return None  # no id, email or phone: the row says so, by its column
         data = _plain(self._get("/api/contact/searchByCellphone", {"cellphone": value}))
         found = data.get("data") or []
         if len(found) < 2:
