@@ -30,8 +30,11 @@ def without_password(value: Any) -> Any:
     head, sep, rest = value.partition("//")
     if not sep:  # `postgresql:user:pass@host`: a user and password after the scheme's ':'
         head, sep, rest = value.partition(":")
-        if not re.fullmatch(r"[^\s:@]+:[^\s@]*", rest.rpartition("@")[0]):
-            return value  # not credentials (`Team: a@example.com;`, `mailto:a@b`)
+        # A scheme, then credentials up to the last "@" holding a ":" (user:password);
+        # else not credentials (`Team: a@example.com;`, `mailto:a@b`).
+        credentials = rest.rpartition("@")[0]
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", head) or ":" not in credentials:
+            return value
     if not sep or "@" not in rest:
         return value
     return f"{head}{sep}***@{rest.rpartition('@')[2]}"
