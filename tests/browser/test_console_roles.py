@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import Page, Request, Route, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from chatcrm.auth.scopes import ALL as ALL_SCOPES
 from chatcrm.provisioning import NewAccount
 from tests.browser.conftest import Visit, api, create, update
 from tests.browser.test_console_people import PASSWORD, _invite, _set_password
@@ -463,17 +464,31 @@ def test_a_key_is_offered_only_what_its_maker_or_its_workspaces_allow(
     )["user"]  # fmt: skip
     agent = _invite(server, account, "agent")
     agent_name = agent["user"]["name"]
+    # An agent's scopes and users:manage, for its workspace alone.
+    agents = [
+        "contacts:read",
+        "contacts:write",
+        "opportunities:read",
+        "opportunities:write",
+        "messages:read",
+        "messages:write",
+        "events:read",
+    ]
     limited = api(
         server, account, "POST", "/api/key",
-        json={"name": "lim", "scopes": ["contacts:read", "users:manage"],
+        json={"name": "lim", "scopes": [*agents, "users:manage"],
               "workspaceIds": [account.workspace_id]},
     )["apiKey"]  # fmt: skip
+    # Every scope but keys:manage, which an owner and an admin hold: they cannot be given.
+    short = [s for s in ALL_SCOPES if s != "keys:manage"]
+    lacking = api(server, account, "POST", "/api/key", json={"name": "short", "scopes": short})
     for key, roles in (
         (
             _key_made_by(server, _invite(server, account, "admin"), ["*"]),
             ["admin", "agent", "viewer"],
         ),
         (limited, ["agent", "viewer"]),
+        (lacking["apiKey"], ["agent", "viewer"]),
     ):
         page = _sign_in_with(visit, key)
         page.get_by_role("link", name="Users").click()
@@ -499,15 +514,21 @@ def test_a_role_chosen_with_arrows_then_tab_leaves_the_keyboard_on_the_next_cont
     page = visit.page
     page.get_by_role("link", name="Users").click()
     role = page.get_by_label(f"Role of {agent['user']['name']}")
+    row = page.get_by_role("row", name=re.compile(agent["user"]["email"]))
     role.focus()
     page.keyboard.press("ArrowDown")  # agent → viewer
     page.keyboard.press("Tab")
-    expect(page.get_by_role("row", name=re.compile(agent["user"]["email"]))).to_contain_text(
-        "Saved."
-    )
+    expect(row).to_contain_text("Saved.")
     workspace = page.locator(f"#user-{agent['user']['id']}-{account.workspace_id}")
     expect(workspace).to_be_focused()
     assert (
         api(server, account, "GET", f"/api/user/{agent['user']['id']}")["user"]["role"] == "viewer"
     )
+    # Up to admin: its row has no workspace boxes, the one Tab went to: its role select.
+    role.focus()
+    for _ in range(2):
+        page.keyboard.press("ArrowUp")  # viewer → agent → admin
+    page.keyboard.press("Tab")
+    expect(row.get_by_text("All workspaces")).to_be_visible()
+    expect(role).to_be_focused()
     assert visit.settle() == []

@@ -3,7 +3,7 @@
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
 import { Feedback, time, uid } from "./forms.js";
-import { allows } from "./session.js";
+import { allows, holdsRole } from "./session.js";
 
 const ROLES = ["owner", "admin", "agent", "viewer"];
 const SCOPES = [
@@ -102,19 +102,23 @@ function workspaceChoice(spaces, legend, checked, prefix) {
 // admin's (its maker is a key the console may not read); limited to some workspaces, it
 // manages only agents and viewers wholly inside them.
 function peopleReach(session, listed) {
-  if (session.user) return { owner: session.user.role === "owner", within: null };
+  const holds = (role) => holdsRole(session, role);
+  if (session.user) return { owner: session.user.role === "owner", within: null, holds };
   const made = session.keyRecord ?? {};
   const within = made.workspaceIds ? new Set(made.workspaceIds) : null;
   const maker = made.createdBy ? listed.find((u) => u.id === made.createdBy) : null;
-  return { owner: !within && (!made.createdBy || maker?.role === "owner"), within };
+  return { owner: !within && (!made.createdBy || maker?.role === "owner"), within, holds };
 }
 
-// Whether a role is one the caller may give.
-const offered = (reach, r) => (reach.owner || r !== "owner") && !(reach.within && everyWorkspace(r));
+// Whether a role is one the caller may give: also none holding a scope the caller lacks
+// (a key's own scopes; 10.1).
+const offered = (reach, r) =>
+  (reach.owner || r !== "owner") && !(reach.within && everyWorkspace(r)) && reach.holds(r);
 
 // Whether the caller may change this user (an admin never an owner, J.2).
 const manages = (reach, user) =>
   (reach.owner || user.role !== "owner") &&
+  reach.holds(user.role) &&
   (!reach.within ||
     (!everyWorkspace(user.role) && (user.workspaceIds ?? []).every((w) => reach.within.has(w))));
 
@@ -175,7 +179,9 @@ function userRow(ctx, user, reach, spaces, saved = false) {
     try {
       const done = await ctx.call("PUT", `/api/user/${user.id}`, { body });
       element.replaceWith(userRow(ctx, done.user, reach, spaces, true));
-      if (focused) document.getElementById(focused)?.focus();
+      // The control may be gone from the redrawn row (an admin's has no workspace boxes):
+      // then its role select.
+      if (focused) (document.getElementById(focused) ?? document.getElementById(`role-${user.id}`))?.focus();
     } catch (error) {
       for (const control of held) control.disabled = false;
       undo();

@@ -59,6 +59,12 @@ export function allows(session, scope) {
   return session.scopes.includes(scope);
 }
 
+// Whether the caller holds every scope of a role: giving it, or a reset link to a user who
+// has it, needs them all (docs/api.md 10.1).
+export function holdsRole(session, role) {
+  return (ROLE_SCOPES[role] || []).every((scope) => allows(session, scope));
+}
+
 // Whether the caller may change records of a kind ("contact" or "opportunity").
 export function writes(session, kind) {
   return allows(session, kind === "opportunity" ? "opportunities:write" : "contacts:write");
