@@ -528,13 +528,15 @@ def test_a_contact_cell_that_is_no_id_email_or_phone_is_said_by_its_column(
         ["name", "amount", "contact"],
         ["ByName", "5", "Ana Pérez"],
         ["Sci", "5", "9.87654321E+08"],
+        ["NoMail", "5", "Ann <ann@example.com>"],  # an "@", and yet no e-mail
     ]
     given = write_csv(tmp_path / "o.csv", rows)
     rejects = tmp_path / "rejects.csv"
     run = ws.cli("import", "opportunities", str(given), "--rejects", str(rejects))
-    assert summary(run) == "created 0, updated 0, unchanged 0, failed 2", run.output
+    assert summary(run) == "created 0, updated 0, unchanged 0, failed 3", run.output
     errors = [row["error"] for row in read_csv(rejects)]
     assert errors == [
         'line 2: contact: no contact with id, phone or email "Ana Pérez"',
         'line 3: contact: no contact with id, phone or email "9.87654321E+08"',
+        'line 4: contact: no contact with id, phone or email "Ann <ann@example.com>"',
     ]

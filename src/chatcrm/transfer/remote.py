@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from chatcrm.core import values
+from chatcrm.core.errors import FieldError
 from chatcrm.core.ids import is_id
 from chatcrm.core.phone import PhoneError, normalize_phone
 from chatcrm.transfer.cells import CellError
@@ -132,6 +134,10 @@ class Remote:
                 return value if linked else None
             return value
         if "@" in value:
+            try:  # as the server reads an e-mail
+                values.email("email", value, nullable=False)
+            except FieldError:
+                return None  # no id, email or phone: the row says so, by its column
             data = _plain(self._get("/api/contact/searchByEmail", {"email": value}))
             return data.get("contactId") or None
         try:
