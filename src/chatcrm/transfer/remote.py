@@ -141,28 +141,21 @@ class Remote:
             data = _plain(self._get("/api/contact/searchByEmail", {"email": value}))
             return data.get("contactId") or None
         try:
-            normalize_phone(value, country=country)
+            number = normalize_phone(value, country=country)  # as the server reads it
         except PhoneError:
             return None  # no id, email or phone: the row says so, by its column
         data = _plain(self._get("/api/contact/searchByCellphone", {"cellphone": value}))
         found = data.get("data") or []
         if len(found) < 2:
             return data.get("contactId") or None
-        # Its WhatsApp number to one, its sender phone to others: the search's shape has
-        # no WhatsApp number, the full one has.
-        full = [c for c in (self.contact(_plain(f)["id"]) for f in found) if c is not None]
-        number = _searched_number(full, value, country)
-        if number is None:
-            return data.get("contactId") or None
-        holder = next((c["id"] for c in full if _digits(c, WHATSAPP) == number), None)
-        if holder is None and len(found) >= SEARCH_MAX:
-            # The search's newest 100 hold it as their sender phone; the holder is older.
-            holder = self._holder_beyond(number)
-        return holder or data.get("contactId") or None
+        # Its WhatsApp number to one, its sender phone to others (newest first, at most
+        # 100): the search's shape has no WhatsApp number, the list's full one has.
+        return self._holder_of(number) or data.get("contactId") or None
 
-    def _holder_beyond(self, number: str) -> str | None:
+    def _holder_of(self, number: str) -> str | None:
         """The live contact whose WhatsApp number is `number`, read from the list (its
-        `q` matches phone digits), past every contact holding it as a sender phone."""
+        `q` matches phone digits; full shapes, a page of 100 a request), past any contacts
+        holding it as a sender phone."""
         for page in self.contacts({"q": number}):
             for contact in page:
                 if _digits(contact, WHATSAPP) == number:
@@ -206,22 +199,8 @@ class Remote:
         return record
 
 
-WHATSAPP, SENDER_PHONE = "internalWhatsappNumber", "platformSenderPhone"
-# A phone search answers at most this many contacts, newest first (docs/api.md 2.6, 2.7).
-SEARCH_MAX = 100
+WHATSAPP = "internalWhatsappNumber"
 
 
 def _digits(contact: dict[str, Any], wire: str) -> str:
     return re.sub(r"\D", "", str(contact.get(wire) or ""))
-
-
-def _searched_number(found: list[dict[str, Any]], value: str, country: str | None) -> str | None:
-    """The number a phone search read `value` as (the server's own reading: `00`, `011`,
-    a trunk `(0)`, a national number in the workspace's country); None when the contacts
-    it found do not all hold that number (a server reading numbers otherwise)."""
-    try:
-        number = normalize_phone(value, country=country)
-    except PhoneError:
-        return None
-    held = all(number in (_digits(c, WHATSAPP), _digits(c, SENDER_PHONE)) for c in found)
-    return number if held else None
